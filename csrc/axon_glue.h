@@ -1,0 +1,66 @@
+// Shared by the glue files: turning runtime statuses into torch exceptions, dtypes, streams,
+// and the descriptors the runtime's operator launchers take. No arithmetic lives here.
+#pragma once
+
+#include <ATen/ATen.h>
+#include <ATen/TensorIterator.h>
+#include <c10/core/Stream.h>
+#include <c10/util/Exception.h>
+
+#include <map>
+#include <string>
+
+extern "C" {
+#include "axon/axon.h"
+}
+
+namespace axon {
+
+// The one place a runtime status becomes a C++ exception (out of memory becomes
+// torch.OutOfMemoryError, an unsupported dtype a TypeError-like NotImplementedError).
+[[noreturn]] void throw_status(axon_status_t status, const char* what);
+
+#define AXON_CHECK(call)                                                              \
+  do {                                                                                \
+    axon_status_t axon_check_status_ = (call);                                        \
+    if (axon_check_status_ != AXON_SUCCESS) ::axon::throw_status(axon_check_status_, #call); \
+  } while (0)
+
+// torch dtype -> runtime dtype; throws for dtypes the runtime lacks (complex, quantized ...).
+axon_dtype to_axon_dtype(at::ScalarType type);
+bool has_axon_dtype(at::ScalarType type);
+// Throws unless the tensor's device can hold the dtype (float64 needs cl_khr_fp64).
+void check_dtype_supported(at::ScalarType type, c10::DeviceIndex device);
+
+// Streams: c10::Stream ids map to runtime streams. Id 0 is each device's default stream.
+axon_stream_t runtime_stream(const c10::Stream& stream);
+c10::Stream current_stream(c10::DeviceIndex device);
+axon_stream_t current_runtime_stream(c10::DeviceIndex device);
+c10::DeviceIndex current_device();
+c10::DeviceIndex device_count();
+
+// The runtime stream of the current stream on the tensor's device.
+inline axon_stream_t stream_for(const at::Tensor& t) {
+  return current_runtime_stream(t.device().index());
+}
+
+// Allocator and generator singletons (runtime_glue.cpp).
+at::Allocator* device_allocator();
+// An asynchronous copy on `stream` uses the pinned block starting at `base`.
+void record_pinned_use(const void* base, axon_stream_t stream);
+at::Generator default_generator(c10::DeviceIndex device);
+// Reserves `increment` counter values of a generator; returns (seed, offset).
+std::pair<uint64_t, uint64_t> philox_reserve(const std::optional<at::Generator>& gen,
+                                             c10::DeviceIndex device, uint64_t increment);
+
+// Elementwise descriptor of an iterator built over axon tensors (CPU scalars become scalar
+// arguments). Operand 0 is the output.
+axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter);
+// The same for explicitly given tensors of one shape (no broadcasting): out, then inputs.
+axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
+                                     std::initializer_list<at::Tensor> inputs);
+
+// Per-op counts of the CPU fallback since the last reset (ops_basic.cpp).
+std::map<std::string, int64_t> fallback_ops(bool reset);
+
+}  // namespace axon

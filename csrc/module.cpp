@@ -1,0 +1,99 @@
+// torch_axon._C: the Python-facing functions of the device module. Thin: each calls the
+// runtime or the glue and converts the result.
+#include <torch/csrc/Generator.h>
+#include <torch/extension.h>
+
+#include "axon_glue.h"
+
+namespace axon {
+namespace {
+
+void check(axon_status_t st, const char* what) {
+  if (st != AXON_SUCCESS) throw_status(st, what);
+}
+
+py::dict device_info(int index) {
+  axon_device_info info;
+  check(axon_device_get_info(index, &info), "device info");
+  py::dict d;
+  d["name"] = info.name;
+  d["vendor"] = info.vendor;
+  d["driver_version"] = info.driver_version;
+  d["platform_name"] = info.platform_name;
+  d["platform_version"] = info.platform_version;
+  d["opencl_c_version"] = info.opencl_c_version;
+  d["global_mem_bytes"] = info.global_mem_bytes;
+  d["max_alloc_bytes"] = info.max_alloc_bytes;
+  d["local_mem_bytes"] = info.local_mem_bytes;
+  d["compute_units"] = info.compute_units;
+  d["max_work_group_size"] = info.max_work_group_size;
+  d["is_cpu"] = bool(info.is_cpu);
+  d["fp64"] = bool(info.has_fp64);
+  d["fp16"] = bool(info.has_fp16);
+  d["native_kernels"] = bool(info.native_kernels);
+  d["extensions"] = info.extensions;
+  return d;
+}
+
+py::dict memory_stats(int index) {
+  axon_memory_stats s;
+  check(axon_memory_stats_get(index, &s), "memory stats");
+  py::dict d;
+  d["allocated_bytes.all.current"] = s.allocated_bytes;
+  d["allocated_bytes.all.peak"] = s.allocated_peak;
+  d["reserved_bytes.all.current"] = s.reserved_bytes;
+  d["reserved_bytes.all.peak"] = s.reserved_peak;
+  d["allocation.all.allocated"] = s.alloc_count;
+  d["allocation.all.freed"] = s.free_count;
+  d["allocation.all.current"] = s.alloc_count - s.free_count;
+  d["segment.all.current"] = s.segment_count;
+  d["num_ooms"] = s.oom_count;
+  d["limit_bytes"] = s.limit_bytes;
+  return d;
+}
+
+}  // namespace
+}  // namespace axon
+
+PYBIND11_MODULE(_C, m) {
+  using namespace axon;
+  m.doc() = "Axon: OpenCL devices as a PyTorch device (native part)";
+  m.def("device_count", [] { return int(device_count()); });
+  m.def("current_device", [] { return int(current_device()); });
+  m.def("set_device", [](int i) { c10::impl::getDeviceGuardImpl(c10::kPrivateUse1)->setDevice(c10::Device(c10::kPrivateUse1, c10::DeviceIndex(i))); });
+  m.def("synchronize", [](int i) {
+    py::gil_scoped_release no_gil;
+    c10::impl::getDeviceGuardImpl(c10::kPrivateUse1)->synchronizeDevice(c10::DeviceIndex(i));
+  });
+  m.def("device_info", device_info);
+  m.def("memory_stats", memory_stats);
+  m.def("empty_cache", [](int i) { check(axon_empty_cache(i), "empty_cache"); });
+  m.def("reset_peak_memory_stats", [](int i) { check(axon_memory_reset_peak(i), "reset peak"); });
+  m.def("mem_get_info", [](int i) {
+    uint64_t free_bytes = 0, total = 0;
+    check(axon_memory_info(i, &free_bytes, &total), "mem_get_info");
+    return py::make_tuple(free_bytes, total);
+  });
+  m.def("fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
+  m.def("kernel_cache_stats", [] {
+    axon_cache_stats s;
+    axon_program_cache_stats(&s);
+    py::dict d;
+    d["memory_hits"] = s.memory_hits;
+    d["disk_hits"] = s.disk_hits;
+    d["builds"] = s.builds;
+    d["damaged_entries"] = s.damaged_entries;
+    const char* dir = axon_program_cache_dir();
+    d["directory"] = dir ? py::cast(std::string(dir)) : py::none();
+    return d;
+  });
+  m.def("gemm_path", [](int device, const std::string& dtype) {
+    axon_stream_t s;
+    check(axon_stream_default(device, &s), "gemm_path");
+    axon_gemm_path p = axon_gemm_path_for(s, dtype == "float64" ? AXON_F64 : dtype == "float32" ? AXON_F32 : AXON_F16);
+    return std::string(p == AXON_GEMM_HOST_BLAS ? "host-blas" : p == AXON_GEMM_CLBLAST ? "clblast" : "kernel");
+  });
+  m.def("default_generator", [](int i) {
+    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(default_generator(c10::DeviceIndex(i))));
+  });
+}

@@ -1,0 +1,376 @@
+// Elementwise operators. Each registration is a thin wrapper: ATen's type promotion picks the
+// compute dtype, TensorIterator the broadcast shape, output and coalesced strides; the runtime
+// runs the kernel of the same name in kernels/elementwise.cl. Structured ops register their
+// out= variant only: PyTorch derives the functional and in-place forms from it.
+#include <ATen/native/Resize.h>
+#include <ATen/native/TypeProperties.h>
+#include <torch/library.h>
+
+#include <vector>
+
+#include "axon_glue.h"
+
+namespace axon {
+namespace {
+
+using at::Scalar;
+using at::Tensor;
+
+enum class Promote { Same, IntToFloat };
+enum class Output { Compute, Bool };
+
+at::ScalarType compute_type(std::initializer_list<Tensor> inputs,
+                            std::initializer_list<Scalar> scalars, Promote promote) {
+  at::native::ResultTypeState state = {};
+  for (const Tensor& t : inputs) state = at::native::update_result_type_state(t, state);
+  for (const Scalar& s : scalars)
+    state = at::native::update_result_type_state(at::scalar_tensor(s, at::kCPU), state);
+  at::ScalarType type = at::native::result_type(state);
+  if (promote == Promote::IntToFloat && at::isIntegralType(type, /*includeBool=*/true))
+    type = at::typeMetaToScalarType(at::get_default_dtype());
+  return type;
+}
+
+// Inputs go to the kernel in the compute dtype; CPU scalars stay where they are (their
+// values become kernel arguments).
+Tensor as_compute(const Tensor& t, at::ScalarType type) {
+  if (t.scalar_type() == type || (t.is_cpu() && t.dim() == 0)) return t;
+  return t.to(type);
+}
+
+// Runs kernel `op` over out = op(inputs..., scalars...). Extra scalars follow the tensors as
+// scalar inputs. An output of another dtype than the op's natural one gets a converted copy.
+Tensor& run(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
+            at::ScalarType compute, Output kind = Output::Compute, double alpha = 0,
+            double beta = 0, std::initializer_list<Scalar> scalars = {}) {
+  c10::DeviceGuard guard(out.device());
+  check_dtype_supported(compute, out.device().index());
+  at::ScalarType natural = kind == Output::Bool ? at::kBool : compute;
+  at::TensorIteratorConfig config;
+  Tensor target = out;
+  if (out.scalar_type() != natural) {
+    at::DimVector shape;
+    for (const Tensor& t : inputs) shape = at::infer_size_dimvector(shape, t.sizes());
+    target = at::empty(shape, out.options().dtype(natural));
+  }
+  config.add_output(target);
+  std::vector<Tensor> converted;
+  converted.reserve(inputs.size());
+  for (const Tensor& t : inputs) converted.push_back(as_compute(t, compute));
+  for (const Tensor& t : converted) config.add_const_input(t);
+  auto iter = config.allow_cpu_scalars(true).check_all_same_dtype(false).build();
+  axon_ew_desc d = make_ew_desc(iter);
+  for (const Scalar& s : scalars) {
+    int k = ++d.ninputs;
+    d.is_scalar[k] = 1;
+    d.scalars[k] = s.isBoolean() ? double(s.toBool()) : s.toDouble();
+    d.iscalars[k] = s.isFloatingPoint() ? int64_t(s.toDouble()) : s.toLong();
+  }
+  AXON_CHECK(axon_elementwise(stream_for(target), op, to_axon_dtype(compute),
+                              to_axon_dtype(natural), &d, alpha, beta));
+  if (!target.is_same(out)) {
+    at::native::resize_output(out, target.sizes());
+    out.copy_(target);
+  }
+  return out;
+}
+
+Tensor& unary(const char* op, const Tensor& self, Tensor& out, Promote promote,
+              double alpha = 0, double beta = 0) {
+  return run(op, out, {self}, compute_type({self}, {}, promote), Output::Compute, alpha, beta);
+}
+
+Tensor& binary(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
+               Promote promote = Promote::Same, double alpha = 0, double beta = 0) {
+  return run(op, out, {a, b}, compute_type({a, b}, {}, promote), Output::Compute, alpha, beta);
+}
+
+Tensor& compare(const char* op, const Tensor& a, const Tensor& b, Tensor& out) {
+  return run(op, out, {a, b}, compute_type({a, b}, {}, Promote::Same), Output::Bool);
+}
+
+Tensor& compare_scalar(const char* op, const Tensor& a, const Scalar& b, Tensor& out) {
+  return run(op, out, {a}, compute_type({a}, {b}, Promote::Same), Output::Bool, 0, 0, {b});
+}
+
+// Functional and in-place forms for the few non-structured ops.
+template <Tensor& (*Out)(const Tensor&, Tensor&)>
+Tensor functional(const Tensor& self) {
+  Tensor out = at::empty_like(self);
+  return Out(self, out);
+}
+
+Tensor& relu_into(const Tensor& self, Tensor& out) { return unary("relu", self, out, Promote::Same); }
+Tensor relu(const Tensor& self) { return functional<relu_into>(self); }
+Tensor& relu_(Tensor& self) { return relu_into(self, self); }
+
+Tensor& hardtanh_out(const Tensor& self, const Scalar& lo, const Scalar& hi, Tensor& out) {
+  return unary("hardtanh", self, out, Promote::Same, lo.toDouble(), hi.toDouble());
+}
+Tensor hardtanh(const Tensor& self, const Scalar& lo, const Scalar& hi) {
+  Tensor out = at::empty_like(self);
+  return hardtanh_out(self, lo, hi, out);
+}
+Tensor& hardtanh_(Tensor& self, const Scalar& lo, const Scalar& hi) {
+  return hardtanh_out(self, lo, hi, self);
+}
+Tensor& hardtanh_backward_out(const Tensor& grad, const Tensor& self, const Scalar& lo,
+                              const Scalar& hi, Tensor& out) {
+  return binary("hardtanh_backward", grad, self, out, Promote::Same, lo.toDouble(), hi.toDouble());
+}
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& lo, const Scalar& hi) {
+  Tensor out = at::empty_like(grad);
+  return hardtanh_backward_out(grad, self, lo, hi, out);
+}
+
+Tensor& where_out(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
+  TORCH_CHECK(cond.scalar_type() == at::kBool || cond.scalar_type() == at::kByte,
+              "where expected condition to be a boolean tensor, but got a tensor with dtype ",
+              cond.scalar_type());
+  at::ScalarType type = compute_type({a, b}, {}, Promote::Same);
+  Tensor c = cond.scalar_type() == at::kBool ? cond : cond.to(at::kBool);
+  // The condition keeps its bool type: convert a and b here, not in run().
+  c10::DeviceGuard guard(out.device());
+  Tensor a2 = as_compute(a, type), b2 = as_compute(b, type);
+  at::ScalarType natural = type;
+  TORCH_CHECK(out.scalar_type() == natural, "where: expected out dtype ", natural, ", got ",
+              out.scalar_type());
+  auto iter = at::TensorIteratorConfig()
+                  .add_output(out)
+                  .add_const_input(c)
+                  .add_const_input(a2)
+                  .add_const_input(b2)
+                  .allow_cpu_scalars(true)
+                  .check_all_same_dtype(false)
+                  .build();
+  axon_ew_desc d = make_ew_desc(iter);
+  axon_dtype t = to_axon_dtype(type);
+  AXON_CHECK(axon_elementwise(stream_for(out), "where", t, t, &d, 0, 0));
+  return out;
+}
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  at::ScalarType type = compute_type({a, b}, {}, Promote::Same);
+  auto shape = at::infer_size_dimvector(at::infer_size_dimvector(cond.sizes(), a.sizes()), b.sizes());
+  const Tensor& on_device = a.is_cpu() ? (b.is_cpu() ? cond : b) : a;
+  Tensor out = at::empty(shape, on_device.options().dtype(type));
+  return where_out(cond, a, b, out);
+}
+
+Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value) {
+  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got "
+              "tensor with ", value.dim(), " dimension(s).");
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask "
+              "with dtype ", mask.scalar_type());
+  Tensor v = value.is_cpu() ? value.to(self.scalar_type()) : value.to(at::kCPU).to(self.scalar_type());
+  return where_out(mask, v, self, self);
+}
+Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_fill_tensor(self, mask, at::scalar_tensor(value, at::kCPU));
+}
+
+Tensor& clamp_out(const Tensor& self, const std::optional<Scalar>& lo,
+                  const std::optional<Scalar>& hi, Tensor& out) {
+  TORCH_CHECK(lo.has_value() || hi.has_value(), "torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (lo && hi) {
+    at::ScalarType t = compute_type({self}, {*lo, *hi}, Promote::Same);
+    return run("clamp", out, {self}, t, Output::Compute, 0, 0, {*lo, *hi});
+  }
+  const Scalar& bound = lo ? *lo : *hi;
+  at::ScalarType t = compute_type({self}, {bound}, Promote::Same);
+  return run(lo ? "clamp_min" : "clamp_max", out, {self}, t, Output::Compute, 0, 0, {bound});
+}
+
+Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
+                         const std::optional<Tensor>& hi, Tensor& out) {
+  bool has_lo = lo.has_value() && lo->defined(), has_hi = hi.has_value() && hi->defined();
+  TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
+  if (has_lo && has_hi)
+    return run("clamp", out, {self, *lo, *hi}, compute_type({self, *lo, *hi}, {}, Promote::Same));
+  const Tensor& bound = has_lo ? *lo : *hi;
+  return binary(has_lo ? "clamp_min" : "clamp_max", self, bound, out);
+}
+
+Tensor& pow_tensor_scalar_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
+  at::ScalarType t = compute_type({self}, {exponent}, Promote::Same);
+  return run("pow", out, {self}, t, Output::Compute, 0, 0, {exponent});
+}
+
+Tensor& pow_scalar_out(const Scalar& base, const Tensor& exponent, Tensor& out) {
+  return binary("pow", at::scalar_tensor(base, at::kCPU), exponent, out);
+}
+
+Tensor& div_mode_out(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode,
+                     Tensor& out) {
+  if (!mode.has_value()) return binary("div", a, b, out, Promote::IntToFloat);
+  TORCH_CHECK(*mode == "trunc" || *mode == "floor",
+              "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
+              *mode, "'");
+  return binary(*mode == "trunc" ? "div_trunc" : "div_floor", a, b, out);
+}
+
+Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
+  at::ScalarType t = compute_type({self, other}, {}, Promote::Same);
+  auto shape = at::infer_size_dimvector(self.sizes(), other.sizes());
+  Tensor out = at::empty(shape, (self.is_cpu() ? other : self).options().dtype(t));
+  return binary("sub", other, self, out, Promote::Same, alpha.toDouble());
+}
+
+Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& weight, Tensor& out) {
+  at::ScalarType t = compute_type({self, end}, {}, Promote::Same);
+  return run("lerp", out, {self, end}, t, Output::Compute, 0, 0, {weight});
+}
+
+}  // namespace
+
+#define OUT1(name, kernel, promote)                                                      \
+  m.impl(name, [](const Tensor& self, Tensor& out) -> Tensor& {                          \
+    return unary(kernel, self, out, Promote::promote);                                   \
+  })
+#define OUT2(name, kernel, promote)                                                      \
+  m.impl(name, [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {            \
+    return binary(kernel, a, b, out, Promote::promote);                                  \
+  })
+#define COMPARE(op)                                                                      \
+  m.impl(#op ".Tensor_out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { \
+    return compare(#op, a, b, out);                                                      \
+  });                                                                                    \
+  m.impl(#op ".Scalar_out", [](const Tensor& a, const Scalar& b, Tensor& out) -> Tensor& { \
+    return compare_scalar(#op, a, b, out);                                               \
+  })
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // Arithmetic.
+  m.impl("add.out", [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
+    return binary("add", a, b, out, Promote::Same, alpha.toDouble());
+  });
+  m.impl("sub.out", [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
+    return binary("sub", a, b, out, Promote::Same, alpha.toDouble());
+  });
+  m.impl("rsub.Tensor", rsub);
+  OUT2("mul.out", "mul", Same);
+  OUT2("div.out", "div", IntToFloat);
+  m.impl("div.out_mode", div_mode_out);
+  m.impl("addcmul.out", [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
+                           Tensor& out) -> Tensor& {
+    return run("addcmul", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::Same),
+               Output::Compute, v.toDouble());
+  });
+  m.impl("addcdiv.out", [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
+                           Tensor& out) -> Tensor& {
+    return run("addcdiv", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::IntToFloat),
+               Output::Compute, v.toDouble());
+  });
+  m.impl("lerp.Scalar_out", lerp_scalar_out);
+  m.impl("lerp.Tensor_out", [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
+    return run("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
+  });
+  OUT2("pow.Tensor_Tensor_out", "pow", Same);
+  m.impl("pow.Tensor_Scalar_out", pow_tensor_scalar_out);
+  m.impl("pow.Scalar_out", pow_scalar_out);
+  OUT2("maximum.out", "maximum", Same);
+  OUT2("minimum.out", "minimum", Same);
+  m.impl("clamp.out", clamp_out);
+  m.impl("clamp.Tensor_out", clamp_tensor_out);
+  m.impl("clamp_min.out", [](const Tensor& s, const Scalar& lo, Tensor& out) -> Tensor& {
+    return clamp_out(s, lo, std::nullopt, out);
+  });
+  m.impl("clamp_max.out", [](const Tensor& s, const Scalar& hi, Tensor& out) -> Tensor& {
+    return clamp_out(s, std::nullopt, hi, out);
+  });
+  OUT2("clamp_min.Tensor_out", "clamp_min", Same);
+  OUT2("clamp_max.Tensor_out", "clamp_max", Same);
+
+  // Unary math.
+  OUT1("neg.out", "neg", Same);
+  OUT1("abs.out", "abs", Same);
+  OUT1("sign.out", "sign", Same);
+  OUT1("exp.out", "exp", IntToFloat);
+  OUT1("exp2.out", "exp2", IntToFloat);
+  OUT1("expm1.out", "expm1", IntToFloat);
+  OUT1("log.out", "log", IntToFloat);
+  OUT1("log2.out", "log2", IntToFloat);
+  OUT1("log10.out", "log10", IntToFloat);
+  OUT1("log1p.out", "log1p", IntToFloat);
+  OUT1("sqrt.out", "sqrt", IntToFloat);
+  OUT1("rsqrt.out", "rsqrt", IntToFloat);
+  OUT1("reciprocal.out", "reciprocal", IntToFloat);
+  OUT1("sin.out", "sin", IntToFloat);
+  OUT1("cos.out", "cos", IntToFloat);
+  OUT1("tan.out", "tan", IntToFloat);
+  OUT1("tanh.out", "tanh", IntToFloat);
+  OUT1("sigmoid.out", "sigmoid", IntToFloat);
+  OUT1("erf.out", "erf", IntToFloat);
+  OUT1("bitwise_not.out", "bitwise_not", Same);
+  m.impl("logical_not.out", [](const Tensor& self, Tensor& out) -> Tensor& {
+    return run("logical_not", out, {self}, self.scalar_type(), Output::Bool);
+  });
+
+  // Activations and their backward ops.
+  m.impl("relu", relu);
+  m.impl("relu_", relu_);
+  m.impl("hardtanh", hardtanh);
+  m.impl("hardtanh.out", hardtanh_out);
+  m.impl("hardtanh_", hardtanh_);
+  m.impl("hardtanh_backward", hardtanh_backward);
+  m.impl("hardtanh_backward.grad_input", hardtanh_backward_out);
+  m.impl("leaky_relu.out", [](const Tensor& s, const Scalar& slope, Tensor& out) -> Tensor& {
+    return unary("leaky_relu", s, out, Promote::Same, slope.toDouble());
+  });
+  m.impl("leaky_relu_backward.grad_input",
+         [](const Tensor& g, const Tensor& s, const Scalar& slope, bool, Tensor& out) -> Tensor& {
+           return binary("leaky_relu_backward", g, s, out, Promote::Same, slope.toDouble());
+         });
+  m.impl("gelu.out", [](const Tensor& s, std::string_view approximate, Tensor& out) -> Tensor& {
+    return unary(approximate == "tanh" ? "gelu_tanh" : "gelu", s, out, Promote::Same);
+  });
+  m.impl("gelu_backward.grad_input", [](const Tensor& g, const Tensor& s, std::string_view approximate,
+                                        Tensor& out) -> Tensor& {
+    return binary(approximate == "tanh" ? "gelu_tanh_backward" : "gelu_backward", g, s, out);
+  });
+  OUT1("silu.out", "silu", Same);
+  OUT2("silu_backward.grad_input", "silu_backward", Same);
+  OUT2("sigmoid_backward.grad_input", "sigmoid_backward", Same);
+  OUT2("tanh_backward.grad_input", "tanh_backward", Same);
+  m.impl("softplus.out", [](const Tensor& s, const Scalar& beta, const Scalar& threshold,
+                            Tensor& out) -> Tensor& {
+    return unary("softplus", s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
+  });
+  m.impl("softplus_backward.grad_input", [](const Tensor& g, const Tensor& s, const Scalar& beta,
+                                            const Scalar& threshold, Tensor& out) -> Tensor& {
+    return binary("softplus_backward", g, s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
+  });
+  m.impl("threshold.out", [](const Tensor& s, const Scalar& threshold, const Scalar& value,
+                             Tensor& out) -> Tensor& {
+    return binary("threshold", s, s, out, Promote::Same, threshold.toDouble(), value.toDouble());
+  });
+  m.impl("threshold_backward.grad_input", [](const Tensor& g, const Tensor& s,
+                                             const Scalar& threshold, Tensor& out) -> Tensor& {
+    return binary("threshold", s, g, out, Promote::Same, threshold.toDouble(), 0.0);
+  });
+
+  // Comparisons, logic, selection.
+  COMPARE(eq);
+  COMPARE(ne);
+  COMPARE(lt);
+  COMPARE(le);
+  COMPARE(gt);
+  COMPARE(ge);
+  m.impl("logical_and.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
+    return compare("logical_and", a, b, out);
+  });
+  m.impl("logical_or.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
+    return compare("logical_or", a, b, out);
+  });
+  m.impl("logical_xor.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
+    return compare("logical_xor", a, b, out);
+  });
+  OUT2("bitwise_and.Tensor_out", "bitwise_and", Same);
+  OUT2("bitwise_or.Tensor_out", "bitwise_or", Same);
+  OUT2("bitwise_xor.Tensor_out", "bitwise_xor", Same);
+  m.impl("where.self_out", where_out);
+  m.impl("where.self", where);
+  m.impl("masked_fill_.Scalar", masked_fill_scalar);
+  m.impl("masked_fill_.Tensor", masked_fill_tensor);
+}
+
+}  // namespace axon

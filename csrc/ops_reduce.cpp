@@ -1,0 +1,303 @@
+// Reductions: shape logic here (which dims, keepdim, output layout), the arithmetic in
+// kernels/reduce.cl. Variance is two passes (mean, then squared deviations) for accuracy.
+#include <ATen/WrapDimUtilsMulti.h>
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <bitset>
+
+#include "axon_glue.h"
+
+namespace axon {
+namespace {
+
+using at::Tensor;
+
+using DimMask = std::bitset<64>;
+
+DimMask dim_mask(const Tensor& t, at::OptionalIntArrayRef dims) {
+  DimMask mask;
+  if (!dims.has_value() || dims->empty()) {
+    for (int64_t d = 0; d < t.dim(); d++) mask.set(size_t(d));
+    return mask;
+  }
+  for (int64_t d : *dims) {
+    int64_t w = c10::maybe_wrap_dim(d, t.dim());
+    TORCH_CHECK(!mask[size_t(w)], "dim ", w, " appears multiple times in the list of dims");
+    mask.set(size_t(w));
+  }
+  return mask;
+}
+
+std::vector<int64_t> reduced_shape(const Tensor& t, const DimMask& mask, bool keepdim) {
+  std::vector<int64_t> shape;
+  for (int64_t d = 0; d < t.dim(); d++) {
+    if (!mask[size_t(d)])
+      shape.push_back(t.size(d));
+    else if (keepdim)
+      shape.push_back(1);
+  }
+  return shape;
+}
+
+int64_t reduced_count(const Tensor& t, const DimMask& mask) {
+  int64_t n = 1;
+  for (int64_t d = 0; d < t.dim(); d++)
+    if (mask[size_t(d)]) n *= t.size(d);
+  return n;
+}
+
+struct ReduceArgs {
+  double scale = 1.0, p = 0.0;
+  Tensor* indices = nullptr;  // int64, same shape as out (values and indices ops)
+  const Tensor* aux = nullptr;  // keepdim-shaped per-output values (the mean for variance)
+};
+
+// out = op over `mask` of `in`. The kernel runs in `in`'s dtype; out must have the natural
+// output dtype of the op (in's, bool for any/all, int64 for argmax/argmin).
+void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimMask& mask,
+                 bool keepdim, const ReduceArgs& args = {}) {
+  c10::DeviceGuard guard(in.device());
+  check_dtype_supported(in.scalar_type(), in.device().index());
+  TORCH_CHECK_NOT_IMPLEMENTED(in.dim() <= AXON_MAX_DIMS, "axon: reductions support at most ",
+                              AXON_MAX_DIMS, " dimensions");
+  auto shape = reduced_shape(in, mask, keepdim);
+  at::native::resize_output(out, shape);
+  if (args.indices) at::native::resize_output(*args.indices, shape);
+  axon_reduce_desc d{};
+  for (int64_t dim = in.dim() - 1; dim >= 0; dim--) {  // fastest first
+    if (mask[size_t(dim)]) {
+      d.red_sizes[d.red_ndim] = in.size(dim);
+      d.red_strides[d.red_ndim++] = in.stride(dim);
+      continue;
+    }
+    // Position of this kept dim in the output.
+    int64_t out_pos = 0;
+    for (int64_t e = 0; e < dim; e++) out_pos += (!mask[size_t(e)] || keepdim) ? 1 : 0;
+    d.out_sizes[d.out_ndim] = in.size(dim);
+    d.out_strides_in[d.out_ndim] = in.stride(dim);
+    d.out_strides_out[d.out_ndim] = out.stride(out_pos);
+    d.out_aux_strides[d.out_ndim] = args.aux ? args.aux->stride(dim) : 0;
+    d.out_ndim++;
+  }
+  if (args.indices)
+    TORCH_INTERNAL_ASSERT(args.indices->strides() == out.strides(), "indices must match values");
+  d.in = in.data_ptr();
+  d.out = out.data_ptr();
+  d.out_index = args.indices ? args.indices->data_ptr() : nullptr;
+  d.aux = args.aux ? args.aux->data_ptr() : nullptr;
+  AXON_CHECK(axon_reduce(stream_for(in), op, to_axon_dtype(in.scalar_type()), &d, args.scale, args.p));
+}
+
+// Converts the input to the output's dtype first where they differ (sum of int32 -> int64 ...).
+Tensor in_dtype(const Tensor& in, at::ScalarType type) {
+  return in.scalar_type() == type ? in : in.to(type);
+}
+
+void check_nonempty(const char* name, const Tensor& in, const DimMask& mask) {
+  TORCH_CHECK_INDEX(in.numel() > 0 || reduced_count(in, mask) > 0, name,
+                    "(): Expected reduction dim to be specified for input.numel() == 0. "
+                    "Specify the reduction dim with the 'dim' argument.");
+  TORCH_CHECK_INDEX(reduced_count(in, mask) > 0, name, "(): cannot reduce over a zero-size dimension");
+}
+
+Tensor& sum_out(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
+                std::optional<at::ScalarType> /*dtype*/, Tensor& out) {
+  reduce_into("sum", in_dtype(self, out.scalar_type()), out, dim_mask(self, dims), keepdim);
+  return out;
+}
+
+Tensor& mean_out(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
+                 std::optional<at::ScalarType> /*dtype*/, Tensor& out) {
+  DimMask mask = dim_mask(self, dims);
+  ReduceArgs args;
+  args.scale = 1.0 / double(reduced_count(self, mask));
+  reduce_into("sum", in_dtype(self, out.scalar_type()), out, mask, keepdim, args);
+  return out;
+}
+
+at::ScalarType sum_type(const Tensor& self, std::optional<at::ScalarType> dtype) {
+  if (dtype) return *dtype;
+  return at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
+}
+
+Tensor& prod_int_out(const Tensor& self, int64_t dim, bool keepdim,
+                     std::optional<at::ScalarType> /*dtype*/, Tensor& out) {
+  int64_t dims[1] = {dim};
+  reduce_into("prod", in_dtype(self, out.scalar_type()), out, dim_mask(self, dims), keepdim);
+  return out;
+}
+
+Tensor prod(const Tensor& self, std::optional<at::ScalarType> dtype) {
+  Tensor out = at::empty({}, self.options().dtype(sum_type(self, dtype)));
+  reduce_into("prod", in_dtype(self, out.scalar_type()), out, dim_mask(self, {}), false);
+  return out;
+}
+
+template <const char* Op>
+Tensor& extreme_out(const Tensor& self, at::IntArrayRef dims, bool keepdim, Tensor& out) {
+  DimMask mask = dim_mask(self, dims);
+  check_nonempty(Op, self, mask);
+  reduce_into(Op, self, out, mask, keepdim);
+  return out;
+}
+constexpr char kMax[] = "max";
+constexpr char kMin[] = "min";
+
+template <const char* Op>
+Tensor extreme_all(const Tensor& self) {
+  TORCH_CHECK(self.numel() > 0, Op, "(): Expected reduction dim to be specified for input.numel() "
+              "== 0. Specify the reduction dim with the 'dim' argument.");
+  Tensor out = at::empty({}, self.options());
+  reduce_into(Op, self, out, dim_mask(self, {}), false);
+  return out;
+}
+
+template <const char* Op>
+std::tuple<Tensor&, Tensor&> extreme_dim_out(const Tensor& self, int64_t dim, bool keepdim,
+                                             Tensor& values, Tensor& indices) {
+  int64_t dims[1] = {dim};
+  DimMask mask = dim_mask(self, dims);
+  if (self.dim() == 0) mask.reset();
+  check_nonempty(Op, self, mask);
+  ReduceArgs args;
+  args.indices = &indices;
+  at::native::resize_output(indices, reduced_shape(self, mask, keepdim));
+  at::native::resize_output(values, reduced_shape(self, mask, keepdim));
+  Tensor v = values.is_contiguous() && indices.is_contiguous() ? values : at::empty_like(values, at::MemoryFormat::Contiguous);
+  Tensor i = v.is_same(values) ? indices : at::empty_like(indices, at::MemoryFormat::Contiguous);
+  args.indices = &i;
+  reduce_into(std::string(Op) == "max" ? "maxidx" : "minidx", self, v, mask, keepdim, args);
+  if (!v.is_same(values)) {
+    values.copy_(v);
+    indices.copy_(i);
+  }
+  return {values, indices};
+}
+
+template <const char* Op>
+Tensor& arg_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
+  DimMask mask;
+  if (dim.has_value() && self.dim() > 0) {
+    int64_t dims[1] = {*dim};
+    mask = dim_mask(self, dims);
+  } else {
+    mask = dim_mask(self, {});
+  }
+  check_nonempty(Op, self, mask);
+  reduce_into(Op, self, out, mask, keepdim);
+  return out;
+}
+constexpr char kArgmax[] = "argmax";
+constexpr char kArgmin[] = "argmin";
+
+template <const char* Op>
+Tensor& logic_out(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim, Tensor& out) {
+  Tensor target = out.scalar_type() == at::kBool ? out : at::empty({0}, out.options().dtype(at::kBool));
+  reduce_into(Op, self, target, dim_mask(self, dims), keepdim);
+  if (!target.is_same(out)) {
+    at::native::resize_output(out, target.sizes());
+    out.copy_(target);
+  }
+  return out;
+}
+constexpr char kAny[] = "any";
+constexpr char kAll[] = "all";
+
+// ---- variance and standard deviation ------------------------------------------------------------
+
+Tensor variance(const Tensor& self, at::OptionalIntArrayRef dims,
+                const std::optional<at::Scalar>& correction, bool keepdim, bool take_sqrt) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+              "std and var only support floating point and complex dtypes");
+  DimMask mask = dim_mask(self, dims);
+  int64_t n = reduced_count(self, mask);
+  double corr = correction.has_value() ? correction->toDouble() : 1.0;
+  Tensor mean = at::empty({0}, self.options());
+  ReduceArgs mean_args;
+  mean_args.scale = 1.0 / double(n);
+  reduce_into("sum", self, mean, mask, /*keepdim=*/true, mean_args);
+  Tensor out = at::empty({0}, self.options());
+  ReduceArgs args;
+  args.aux = &mean;
+  args.scale = 1.0 / std::max(double(n) - corr, 0.0);
+  reduce_into("sumsqdev", self, out, mask, keepdim, args);
+  return take_sqrt ? out.sqrt_() : out;
+}
+
+Tensor var(const Tensor& self, at::OptionalIntArrayRef dims, const std::optional<at::Scalar>& corr,
+           bool keepdim) {
+  return variance(self, dims, corr, keepdim, false);
+}
+Tensor std_(const Tensor& self, at::OptionalIntArrayRef dims, const std::optional<at::Scalar>& corr,
+            bool keepdim) {
+  return variance(self, dims, corr, keepdim, true);
+}
+std::tuple<Tensor, Tensor> var_mean(const Tensor& self, at::OptionalIntArrayRef dims,
+                                    const std::optional<at::Scalar>& corr, bool keepdim) {
+  return {variance(self, dims, corr, keepdim, false), at::mean(self, dims, keepdim)};
+}
+std::tuple<Tensor, Tensor> std_mean(const Tensor& self, at::OptionalIntArrayRef dims,
+                                    const std::optional<at::Scalar>& corr, bool keepdim) {
+  return {variance(self, dims, corr, keepdim, true), at::mean(self, dims, keepdim)};
+}
+
+// ---- norms ---------------------------------------------------------------------------------------------
+
+Tensor& vector_norm_out(const Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dims,
+                        bool keepdim, std::optional<at::ScalarType> /*dtype*/, Tensor& out) {
+  double p = ord.toDouble();
+  Tensor in = in_dtype(self, out.scalar_type());
+  DimMask mask = dim_mask(self, dims);
+  ReduceArgs args;
+  args.p = p;
+  const char* op = p == 1.0 ? "norm1" : p == 2.0 ? "norm2" : p == 0.0 ? "norm0"
+                 : std::isinf(p) ? (p > 0 ? "norminf" : nullptr) : "normp";
+  TORCH_CHECK_NOT_IMPLEMENTED(op != nullptr, "axon: vector norm of order -inf is not supported yet");
+  reduce_into(op, in, out, mask, keepdim, args);
+  return out;
+}
+
+Tensor& norm_out(const Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dims,
+                 bool keepdim, Tensor& out) {
+  return vector_norm_out(self, p.value_or(2.0), dims, keepdim, std::nullopt, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("sum.IntList_out", sum_out);
+  m.impl("mean.out", mean_out);
+  m.impl("prod.int_out", prod_int_out);
+  m.impl("prod", prod);
+  m.impl("amax.out", extreme_out<kMax>);
+  m.impl("amin.out", extreme_out<kMin>);
+  m.impl("max", extreme_all<kMax>);
+  m.impl("min", extreme_all<kMin>);
+  m.impl("max.dim_max", extreme_dim_out<kMax>);
+  m.impl("min.dim_min", extreme_dim_out<kMin>);
+  m.impl("argmax.out", arg_out<kArgmax>);
+  m.impl("argmin.out", arg_out<kArgmin>);
+  m.impl("any.out", [](const Tensor& s, int64_t dim, bool keepdim, Tensor& out) -> Tensor& {
+    int64_t dims[1] = {dim};
+    return logic_out<kAny>(s, dims, keepdim, out);
+  });
+  m.impl("all.out", [](const Tensor& s, int64_t dim, bool keepdim, Tensor& out) -> Tensor& {
+    int64_t dims[1] = {dim};
+    return logic_out<kAll>(s, dims, keepdim, out);
+  });
+  m.impl("any.all_out", [](const Tensor& s, Tensor& out) -> Tensor& {
+    return logic_out<kAny>(s, std::nullopt, false, out);
+  });
+  m.impl("all.all_out", [](const Tensor& s, Tensor& out) -> Tensor& {
+    return logic_out<kAll>(s, std::nullopt, false, out);
+  });
+  m.impl("var.correction", var);
+  m.impl("std.correction", std_);
+  m.impl("var_mean.correction", var_mean);
+  m.impl("std_mean.correction", std_mean);
+  m.impl("linalg_vector_norm.out", vector_norm_out);
+  m.impl("norm.out", norm_out);
+}
+
+}  // namespace axon

@@ -1,0 +1,210 @@
+/*
+ * Elementwise kernels. One program per element type holds every operation as a kernel of
+ * the name ew_<op> (prefixed: OpenCL builtins such as exp or abs take the bare names),
+ * the same signature: output o, up to three inputs x, y, z (read as CT, or taken from the
+ * scalar arguments s1..s3 where ew_geom.scalar_mask says so), and two scalar parameters
+ * alpha and beta (add's alpha, leaky_relu's slope, hardtanh's bounds ...).
+ * Predicates write bool; everything else writes the program's own type.
+ */
+
+#define EW_SIG BUF(o), BUF(x), BUF(y), BUF(z), ew_geom g, CT s1, CT s2, CT s3, CT alpha, CT beta
+#define EW_BEGIN(n)                 \
+  long i = get_global_id(0);        \
+  if (i >= g.numel) return;         \
+  long off[4];                      \
+  ew_offsets(&g, i, (n) + 1, off);
+#define IN(k, buf, s) ((g.scalar_mask & (1 << ((k)-1))) ? (s) : LOAD(PTR(buf), off[k]))
+
+#define UNARY(name, OUT, expr)              \
+  __kernel void ew_##name(EW_SIG) {              \
+    EW_BEGIN(1)                             \
+    CT a = IN(1, x, s1);                    \
+    OUT(PTR(o), off[0], (expr));            \
+  }
+#define BINARY(name, OUT, expr)             \
+  __kernel void ew_##name(EW_SIG) {              \
+    EW_BEGIN(2)                             \
+    CT a = IN(1, x, s1);                    \
+    CT b = IN(2, y, s2);                    \
+    OUT(PTR(o), off[0], (expr));            \
+  }
+#define TERNARY(name, OUT, expr)            \
+  __kernel void ew_##name(EW_SIG) {              \
+    EW_BEGIN(3)                             \
+    CT a = IN(1, x, s1);                    \
+    CT b = IN(2, y, s2);                    \
+    CT c = IN(3, z, s3);                    \
+    OUT(PTR(o), off[0], (expr));            \
+  }
+
+/* ---- every type ---------------------------------------------------------------------------- */
+
+__kernel void ew_fill(EW_SIG) {
+  EW_BEGIN(0)
+  STORE(PTR(o), off[0], s1);
+}
+
+/* Element i of the output is alpha + beta * i (arange). */
+__kernel void ew_arange(EW_SIG) {
+  EW_BEGIN(0)
+  STORE(PTR(o), off[0], alpha + beta * (CT)i);
+}
+
+BINARY(add, STORE, a + alpha * b)
+BINARY(sub, STORE, a - alpha * b)
+BINARY(mul, STORE, a * b)
+TERNARY(addcmul, STORE, a + alpha * b * c)
+BINARY(eq, ST_BOOL, a == b)
+BINARY(ne, ST_BOOL, a != b)
+BINARY(lt, ST_BOOL, a < b)
+BINARY(le, ST_BOOL, a <= b)
+BINARY(gt, ST_BOOL, a > b)
+BINARY(ge, ST_BOOL, a >= b)
+BINARY(logical_and, ST_BOOL, (a != 0) && (b != 0))
+BINARY(logical_or, ST_BOOL, (a != 0) || (b != 0))
+BINARY(logical_xor, ST_BOOL, (a != 0) != (b != 0))
+UNARY(logical_not, ST_BOOL, a == 0)
+UNARY(relu, STORE, a < 0 ? (CT)0 : a)
+/* NaN inputs propagate, as in PyTorch. */
+BINARY(maximum, STORE, IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a > b ? a : b))
+BINARY(minimum, STORE, IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a < b ? a : b))
+TERNARY(clamp, STORE, IS_NAN(a) ? a : (a < b ? b : (a > c ? c : a)))
+BINARY(clamp_min, STORE, IS_NAN(a) ? a : (a < b ? b : a))
+BINARY(clamp_max, STORE, IS_NAN(a) ? a : (a > b ? b : a))
+UNARY(hardtanh, STORE, a < alpha ? alpha : (a > beta ? beta : a))
+BINARY(hardtanh_backward, STORE, (b <= alpha || b >= beta) ? (CT)0 : a)
+/* threshold(x, other): x <= alpha ? beta : other (threshold_backward is the same with 0). */
+BINARY(threshold, STORE, a <= alpha ? beta : b)
+BINARY(leaky_relu_backward, STORE, b > 0 ? a : a * alpha)
+
+__kernel void ew_where(EW_SIG) {
+  EW_BEGIN(3)
+  int cond = (g.scalar_mask & 1) ? (s1 != 0) : LD_BOOL(PTR(x), off[1]);
+  CT b = IN(2, y, s2);
+  CT c = IN(3, z, s3);
+  STORE(PTR(o), off[0], cond ? b : c);
+}
+
+#if !defined(IS_BOOL)
+UNARY(neg, STORE, -a)
+UNARY(sign, STORE, (CT)((0 < a) - (a < 0)))
+UNARY(leaky_relu, STORE, a > 0 ? a : a * alpha)
+#endif
+
+/* ---- floating point ------------------------------------------------------------------------ */
+#ifdef IS_FLOAT
+#define HALF ((CT)0.5)
+#define SQRT1_2 ((CT)0.70710678118654752440)
+#define SQRT_2_OVER_PI ((CT)0.79788456080286535588)
+#define INV_SQRT_2PI ((CT)0.39894228040143267794)
+#define KAPPA ((CT)0.044715)
+
+inline CT sigmoid_of(CT a) { return (CT)1 / ((CT)1 + exp(-a)); }
+
+/* Floor division as PyTorch defines it (div_floor_floating). */
+inline CT floor_divide(CT a, CT b) {
+  if (b == 0) return a / b;
+  CT mod = fmod(a, b);
+  CT div = (a - mod) / b;
+  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1;
+  if (div == 0) return copysign((CT)0, a / b);
+  CT fl = floor(div);
+  return div - fl > HALF ? fl + 1 : fl;
+}
+
+inline CT gelu_tanh_backward_of(CT g, CT x) {
+  CT inner = SQRT_2_OVER_PI * (x + KAPPA * x * x * x);
+  CT t = tanh(inner);
+  CT left_derivative = HALF * ((CT)1 + t);
+  CT right_derivative = HALF * x * ((CT)1 - t * t) * SQRT_2_OVER_PI * ((CT)1 + 3 * KAPPA * x * x);
+  return g * (left_derivative + right_derivative);
+}
+
+UNARY(abs, STORE, fabs(a))
+UNARY(exp, STORE, exp(a))
+UNARY(exp2, STORE, exp2(a))
+UNARY(expm1, STORE, expm1(a))
+UNARY(log, STORE, log(a))
+UNARY(log2, STORE, log2(a))
+UNARY(log10, STORE, log10(a))
+UNARY(log1p, STORE, log1p(a))
+UNARY(sqrt, STORE, sqrt(a))
+UNARY(rsqrt, STORE, rsqrt(a))
+UNARY(reciprocal, STORE, (CT)1 / a)
+UNARY(sin, STORE, sin(a))
+UNARY(cos, STORE, cos(a))
+UNARY(tan, STORE, tan(a))
+UNARY(tanh, STORE, tanh(a))
+UNARY(sigmoid, STORE, sigmoid_of(a))
+UNARY(erf, STORE, erf(a))
+UNARY(silu, STORE, a * sigmoid_of(a))
+UNARY(gelu, STORE, HALF * a * ((CT)1 + erf(a * SQRT1_2)))
+UNARY(gelu_tanh, STORE, HALF * a * ((CT)1 + tanh(SQRT_2_OVER_PI * (a + KAPPA * a * a * a))))
+UNARY(softplus, STORE, a * alpha > beta ? a : log1p(exp(a * alpha)) / alpha)
+BINARY(div, STORE, a / b)
+BINARY(div_trunc, STORE, trunc(a / b))
+BINARY(div_floor, STORE, floor_divide(a, b))
+BINARY(pow, STORE, pow(a, b))
+TERNARY(addcdiv, STORE, a + alpha * b / c)
+TERNARY(lerp, STORE, fabs(c) < HALF ? a + c * (b - a) : b - (b - a) * ((CT)1 - c))
+/* Backward ops: a is the incoming gradient, b the forward's input or output. */
+BINARY(sigmoid_backward, STORE, a * ((CT)1 - b) * b)
+BINARY(tanh_backward, STORE, a * ((CT)1 - b * b))
+BINARY(silu_backward, STORE, a * sigmoid_of(b) * ((CT)1 + b * ((CT)1 - sigmoid_of(b))))
+BINARY(gelu_backward, STORE,
+       a * (HALF * ((CT)1 + erf(b * SQRT1_2)) + b * INV_SQRT_2PI * exp(-HALF * b * b)))
+BINARY(gelu_tanh_backward, STORE, gelu_tanh_backward_of(a, b))
+BINARY(softplus_backward, STORE,
+       b * alpha > beta ? a : a * exp(b * alpha) / (exp(b * alpha) + (CT)1))
+#endif
+
+/* ---- integers ------------------------------------------------------------------------------- */
+#ifndef IS_FLOAT
+inline CT int_pow(CT a, CT b) {
+  if (b < 0) return a == 1 ? 1 : (a == -1 ? ((b & 1) ? -1 : 1) : 0);
+  CT r = 1;
+  while (b) {
+    if (b & 1) r *= a;
+    b >>= 1;
+    a *= a;
+  }
+  return r;
+}
+inline CT int_floor_divide(CT a, CT b) {
+  if (b == 0) return 0;
+  CT q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+UNARY(abs, STORE, a < 0 ? -a : a)
+BINARY(div_trunc, STORE, b == 0 ? (CT)0 : a / b)
+BINARY(div_floor, STORE, int_floor_divide(a, b))
+BINARY(pow, STORE, int_pow(a, b))
+BINARY(bitwise_and, STORE, a & b)
+BINARY(bitwise_or, STORE, a | b)
+BINARY(bitwise_xor, STORE, a ^ b)
+#ifdef IS_BOOL
+UNARY(bitwise_not, STORE, !a)
+#else
+UNARY(bitwise_not, STORE, ~a)
+#endif
+#endif
+
+/* ---- conversions: cast_<dst> reads this program's type and writes dst ----------------------- */
+#define CAST(dst, ST_DST)            \
+  __kernel void ew_cast_##dst(EW_SIG) { \
+    EW_BEGIN(1)                      \
+    CT a = IN(1, x, s1);             \
+    ST_DST(PTR(o), off[0], a);       \
+  }
+CAST(f32, ST_F32)
+CAST(f16, ST_F16)
+CAST(bf16, ST_BF16)
+CAST(i64, ST_I64)
+CAST(i32, ST_I32)
+CAST(i16, ST_I16)
+CAST(i8, ST_I8)
+CAST(u8, ST_U8)
+CAST(bool, ST_BOOL)
+#ifdef HAS_FP64
+CAST(f64, ST_F64)
+#endif

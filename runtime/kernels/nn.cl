@@ -1,0 +1,146 @@
+/*
+ * Softmax and negative log-likelihood. Softmax works on rows of a contiguous
+ * [outer, dim, inner] tensor (element (o, j, i) at (o * dim + j) * inner + i): a work-group
+ * per row for long rows, a work-item per row (the _serial kernels) for many short ones.
+ */
+
+#define ROW_BASE(row, dim, inner) (((row) / (inner)) * (dim) * (inner) + (row) % (inner))
+
+/* Everything here is for floating types (fmax has no integer overload); other dtypes build an
+ * empty program. */
+#ifdef IS_FLOAT
+/* Tree reduction of one value per work-item in local memory; every item gets the result. */
+inline CT group_reduce(__local CT *scratch, CT v, int is_max) {
+  int lid = get_local_id(0);
+  scratch[lid] = v;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (int s = 128; s > 0; s >>= 1) {
+    if (lid < s) scratch[lid] = is_max ? fmax(scratch[lid], scratch[lid + s]) : scratch[lid] + scratch[lid + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  CT r = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  return r;
+}
+
+/* One row: `first`, `step` pick the elements this work-item visits; `reduce` combines. */
+#define SOFTMAX_BODY(first, step, REDUCE_MAX, REDUCE_SUM)                                   \
+  __global uchar *x = PTR(in), *y = PTR(out);                                               \
+  CT m = -INFINITY;                                                                         \
+  for (long j = first; j < dim; j += step) m = fmax(m, LOAD(x, base + j * inner));          \
+  m = REDUCE_MAX(m);                                                                        \
+  CT s = 0;                                                                                 \
+  for (long j = first; j < dim; j += step) s += exp(LOAD(x, base + j * inner) - m);         \
+  s = REDUCE_SUM(s);                                                                        \
+  CT ls = log(s);                                                                           \
+  for (long j = first; j < dim; j += step) {                                                \
+    CT v = LOAD(x, base + j * inner) - m;                                                   \
+    STORE(y, base + j * inner, log_mode ? v - ls : exp(v) / s);                             \
+  }
+
+/* grad_in = y * (g - sum(g * y)) for softmax, g - exp(y) * sum(g) for log_softmax. */
+#define SOFTMAX_BACKWARD_BODY(first, step, REDUCE_SUM)                                      \
+  __global uchar *g = PTR(grad), *y = PTR(out), *r = PTR(result);                           \
+  CT s = 0;                                                                                 \
+  for (long j = first; j < dim; j += step) {                                                \
+    long at = base + j * inner;                                                             \
+    s += log_mode ? LOAD(g, at) : LOAD(g, at) * LOAD(y, at);                                \
+  }                                                                                         \
+  s = REDUCE_SUM(s);                                                                        \
+  for (long j = first; j < dim; j += step) {                                                \
+    long at = base + j * inner;                                                             \
+    CT gv = LOAD(g, at), yv = LOAD(y, at);                                                  \
+    STORE(r, at, log_mode ? gv - exp(yv) * s : yv * (gv - s));                              \
+  }
+
+#define NO_REDUCE(v) (v)
+#define GROUP_MAX(v) group_reduce(scratch, (v), 1)
+#define GROUP_SUM(v) group_reduce(scratch, (v), 0)
+
+__kernel void softmax_serial(BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
+  long row = get_global_id(0);
+  if (row >= rows) return;
+  long base = ROW_BASE(row, dim, inner);
+  SOFTMAX_BODY(0, 1, NO_REDUCE, NO_REDUCE)
+}
+
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void softmax(
+    BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
+  __local CT scratch[256];
+  long base = ROW_BASE(get_group_id(0), dim, inner);
+  long lid = get_local_id(0);
+  SOFTMAX_BODY(lid, 256, GROUP_MAX, GROUP_SUM)
+}
+
+__kernel void softmax_backward_serial(BUF(grad), BUF(out), BUF(result), long rows, long dim,
+                                      long inner, int log_mode) {
+  long row = get_global_id(0);
+  if (row >= rows) return;
+  long base = ROW_BASE(row, dim, inner);
+  SOFTMAX_BACKWARD_BODY(0, 1, NO_REDUCE)
+}
+
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void softmax_backward(
+    BUF(grad), BUF(out), BUF(result), long rows, long dim, long inner, int log_mode) {
+  __local CT scratch[256];
+  long base = ROW_BASE(get_group_id(0), dim, inner);
+  long lid = get_local_id(0);
+  SOFTMAX_BACKWARD_BODY(lid, 256, GROUP_SUM)
+}
+
+/* ---- negative log-likelihood: input [n, c] log-probabilities, int64 target [n] ---------- */
+
+inline CT class_weight(__global uchar *w, int has_weight, long t) {
+  return has_weight ? LOAD(w, t) : (CT)1;
+}
+
+/* reduction none: one work-item per sample. */
+__kernel void nll_none(BUF(input), BUF(target), BUF(weight), BUF(out), long n, long c,
+                       long ignore_index, int has_weight) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  long t = LD_I64(PTR(target), i);
+  CT v = 0;
+  if (t != ignore_index)
+    v = (t < 0 || t >= c) ? NAN : -class_weight(PTR(weight), has_weight, t) * LOAD(PTR(input), i * c + t);
+  STORE(PTR(out), i, v);
+}
+
+/* reduction mean / sum: one work-group; writes the loss and the total weight. */
+__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void nll_reduce(
+    BUF(input), BUF(target), BUF(weight), BUF(out), BUF(total), long n, long c,
+    long ignore_index, int has_weight, int mean) {
+  __local CT scratch[256];
+  long lid = get_local_id(0);
+  CT loss = 0, wsum = 0;
+  for (long i = lid; i < n; i += 256) {
+    long t = LD_I64(PTR(target), i);
+    if (t == ignore_index) continue;
+    if (t < 0 || t >= c) {
+      loss = NAN;
+      continue;
+    }
+    CT w = class_weight(PTR(weight), has_weight, t);
+    loss -= w * LOAD(PTR(input), i * c + t);
+    wsum += w;
+  }
+  loss = group_reduce(scratch, loss, 0);
+  wsum = group_reduce(scratch, wsum, 0);
+  if (lid == 0) {
+    STORE(PTR(out), 0, mean ? loss / wsum : loss);
+    STORE(PTR(total), 0, wsum);
+  }
+}
+
+/* grad_in (zero-filled) at [i, target[i]] = -weight * upstream gradient. */
+__kernel void nll_backward(BUF(grad_out), BUF(target), BUF(weight), BUF(total), BUF(grad_in),
+                           long n, long c, long ignore_index, int has_weight, int reduction) {
+  long i = get_global_id(0);
+  if (i >= n) return;
+  long t = LD_I64(PTR(target), i);
+  if (t == ignore_index || t < 0 || t >= c) return;
+  CT g = reduction == 0 ? LOAD(PTR(grad_out), i) : LOAD(PTR(grad_out), 0);
+  if (reduction == 1) g /= LOAD(PTR(total), 0);
+  STORE(PTR(grad_in), i * c + t, -class_weight(PTR(weight), has_weight, t) * g);
+}
+#endif

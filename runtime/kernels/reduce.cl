@@ -1,0 +1,213 @@
+/*
+ * Reductions over a set of dimensions of a strided input. Each op comes in two shapes:
+ *   red_<op>         one work-group per output element: work-items stride through the reduced
+ *                elements, then combine in a tree in local memory (for long reductions);
+ *   red_<op>_serial  one work-item per output element (for many short reductions).
+ * Float sums accumulate with Neumaier compensation within a work-item and combine
+ * pairwise across work-items, so error does not grow with the length as a serial loop's does.
+ */
+
+typedef struct red_geom {
+  long out_ndim, red_ndim, out_numel, red_numel;
+  long out_sizes[AXON_MAX_DIMS];
+  long in_ostrides[AXON_MAX_DIMS];  /* input strides of the kept dims */
+  long out_strides[AXON_MAX_DIMS];  /* output strides of the kept dims */
+  long aux_strides[AXON_MAX_DIMS];  /* aux strides of the kept dims */
+  long red_sizes[AXON_MAX_DIMS];
+  long red_strides[AXON_MAX_DIMS];
+} red_geom;
+
+#ifdef IS_FLOAT
+#define AT CT
+#else
+#define AT long /* integer sums and products accumulate in 64 bits */
+#endif
+
+typedef struct acc_t {
+  AT v, c; /* value and compensation */
+  long i;  /* index, for the arg ops */
+} acc_t;
+
+enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_ARGMAX, OP_ARGMIN, OP_NORM1, OP_NORM2, OP_NORMP,
+       OP_NORMINF, OP_NORM0, OP_SUMSQDEV, OP_ANY, OP_ALL };
+
+inline acc_t acc_init(int op) {
+  acc_t a = {0, 0, 0};
+  if (op == OP_PROD || op == OP_ALL) a.v = 1;
+  if (op == OP_MAX || op == OP_ARGMAX) a.v = CT_MIN;
+  if (op == OP_MIN || op == OP_ARGMIN) a.v = CT_MAX;
+  a.i = op == OP_ARGMAX || op == OP_ARGMIN ? LONG_MAX : 0;
+  return a;
+}
+
+inline void kahan_add(acc_t *a, AT x) {
+  AT t = a->v + x;
+#ifdef IS_FLOAT
+  if (fabs(a->v) >= fabs(x))
+    a->c += (a->v - t) + x;
+  else
+    a->c += (x - t) + a->v;
+#endif
+  a->v = t;
+}
+
+inline AT magnitude(AT x) {
+#ifdef IS_FLOAT
+  return fabs(x);
+#else
+  return x < 0 ? -x : x;
+#endif
+}
+
+/* Is (x, i) better than the accumulator for argmax / argmin? NaN wins, then the first index. */
+inline int arg_better(int op, acc_t *a, AT x, long i) {
+  if (IS_NAN(x)) return !IS_NAN(a->v) || i < a->i;
+  if (IS_NAN(a->v)) return 0;
+  if (x == a->v) return i < a->i;
+  return op == OP_ARGMAX ? x > a->v : x < a->v;
+}
+
+inline void acc_add(int op, acc_t *a, AT x, long i, AT aux, CT p) {
+  switch (op) {
+    case OP_SUM: kahan_add(a, x); break;
+    case OP_PROD: a->v *= x; break;
+    case OP_MAX: a->v = (IS_NAN(x) || IS_NAN(a->v)) ? (IS_NAN(x) ? x : a->v) : (x > a->v ? x : a->v); break;
+    case OP_MIN: a->v = (IS_NAN(x) || IS_NAN(a->v)) ? (IS_NAN(x) ? x : a->v) : (x < a->v ? x : a->v); break;
+    case OP_ARGMAX:
+    case OP_ARGMIN:
+      if (arg_better(op, a, x, i)) { a->v = x; a->i = i; }
+      break;
+    case OP_NORM1: kahan_add(a, magnitude(x)); break;
+    case OP_NORM2: kahan_add(a, x * x); break;
+#ifdef IS_FLOAT
+    case OP_NORMP: kahan_add(a, pow(fabs(x), p)); break;
+#endif
+    case OP_NORMINF: { AT m = magnitude(x); a->v = (IS_NAN(m) || m > a->v) ? m : a->v; } break;
+    case OP_NORM0: kahan_add(a, x != 0 ? (AT)1 : (AT)0); break;
+    case OP_SUMSQDEV: kahan_add(a, (x - aux) * (x - aux)); break;
+    case OP_ANY: a->v = a->v || x != 0; break;
+    case OP_ALL: a->v = a->v && x != 0; break;
+  }
+}
+
+inline void acc_merge(int op, acc_t *a, acc_t b) {
+  switch (op) {
+    case OP_PROD: a->v *= b.v; break;
+    case OP_MAX: case OP_NORMINF: acc_add(OP_MAX, a, b.v, 0, 0, 0); break;
+    case OP_MIN: acc_add(OP_MIN, a, b.v, 0, 0, 0); break;
+    case OP_ARGMAX: case OP_ARGMIN: if (arg_better(op, a, b.v, b.i)) *a = b; break;
+    case OP_ANY: a->v = a->v || b.v; break;
+    case OP_ALL: a->v = a->v && b.v; break;
+    default: /* sums */
+      kahan_add(a, b.v);
+      a->c += b.c;
+      break;
+  }
+}
+
+inline AT acc_final(int op, acc_t a, CT scale, CT p) {
+  AT v = a.v + a.c;
+  switch (op) {
+#ifdef IS_FLOAT
+    case OP_NORM2: return sqrt(v * scale);
+    case OP_NORMP: return pow(v * scale, (CT)1 / p);
+#endif
+    case OP_SUM: case OP_NORM1: case OP_NORM0: case OP_SUMSQDEV: return v * scale;
+    default: return a.v;
+  }
+}
+
+/* Input offset of reduced element r of output element o (whose input base is `base`). */
+inline long red_offset(const red_geom *g, long r) {
+  long off = 0;
+  for (long d = 0; d < g->red_ndim; d++) {
+    long size = g->red_sizes[d];
+    off += (r % size) * g->red_strides[d];
+    r /= size;
+  }
+  return off;
+}
+
+/* Offsets of output element o: in the input (kept dims), the output and aux. */
+inline void out_offsets(const red_geom *g, long o, long *in_off, long *out_off, long *aux_off) {
+  *in_off = *out_off = *aux_off = 0;
+  for (long d = 0; d < g->out_ndim; d++) {
+    long size = g->out_sizes[d];
+    long idx = o % size;
+    o /= size;
+    *in_off += idx * g->in_ostrides[d];
+    *out_off += idx * g->out_strides[d];
+    *aux_off += idx * g->aux_strides[d];
+  }
+}
+
+inline void store_result(int op, acc_t a, __global uchar *out, __global uchar *index, long out_off,
+                         CT scale, CT p, int with_index) {
+  if (op == OP_ANY || op == OP_ALL) {
+    ST_BOOL(out, out_off, a.v);
+  } else if (op == OP_ARGMAX || op == OP_ARGMIN) {
+    if (with_index) { /* max / min with indices: values too */
+      STORE(out, out_off, a.v);
+      ST_I64(index, out_off, a.i);
+    } else {
+      ST_I64(out, out_off, a.i);
+    }
+  } else {
+    STORE(out, out_off, acc_final(op, a, scale, p));
+  }
+}
+
+#define RED_SIG \
+  BUF(in), BUF(out), BUF(index), BUF(aux), red_geom g, CT scale, CT p, int with_index
+
+#define REDUCE(name, OP)                                                                    \
+  __kernel void red_##name##_serial(RED_SIG) {                                                    \
+    long o = get_global_id(0);                                                              \
+    if (o >= g.out_numel) return;                                                           \
+    long in_off, out_off, aux_off;                                                          \
+    out_offsets(&g, o, &in_off, &out_off, &aux_off);                                        \
+    AT aux = OP == OP_SUMSQDEV ? (AT)LOAD(PTR(aux), aux_off) : (AT)0;                       \
+    acc_t a = acc_init(OP);                                                                 \
+    for (long r = 0; r < g.red_numel; r++)                                                  \
+      acc_add(OP, &a, (AT)LOAD(PTR(in), in_off + red_offset(&g, r)), r, aux, p);            \
+    store_result(OP, a, PTR(out), PTR(index), out_off, scale, p, with_index);               \
+  }                                                                                         \
+  __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void red_##name(RED_SIG) {            \
+    __local acc_t part[256];                                                                \
+    long o = get_group_id(0);                                                               \
+    int lid = get_local_id(0);                                                              \
+    long in_off, out_off, aux_off;                                                          \
+    out_offsets(&g, o, &in_off, &out_off, &aux_off);                                        \
+    AT aux = OP == OP_SUMSQDEV ? (AT)LOAD(PTR(aux), aux_off) : (AT)0;                       \
+    acc_t a = acc_init(OP);                                                                 \
+    for (long r = lid; r < g.red_numel; r += 256)                                           \
+      acc_add(OP, &a, (AT)LOAD(PTR(in), in_off + red_offset(&g, r)), r, aux, p);            \
+    part[lid] = a;                                                                          \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                           \
+    for (int s = 128; s > 0; s >>= 1) {                                                     \
+      if (lid < s) {                                                                        \
+        acc_t mine = part[lid];                                                             \
+        acc_merge(OP, &mine, part[lid + s]);                                                \
+        part[lid] = mine;                                                                   \
+      }                                                                                     \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                         \
+    }                                                                                       \
+    if (lid == 0) store_result(OP, part[0], PTR(out), PTR(index), out_off, scale, p, with_index); \
+  }
+
+REDUCE(sum, OP_SUM)
+REDUCE(prod, OP_PROD)
+REDUCE(max, OP_MAX)
+REDUCE(min, OP_MIN)
+REDUCE(argmax, OP_ARGMAX)
+REDUCE(argmin, OP_ARGMIN)
+REDUCE(norm1, OP_NORM1)
+REDUCE(norminf, OP_NORMINF)
+REDUCE(norm0, OP_NORM0)
+REDUCE(any, OP_ANY)
+REDUCE(all, OP_ALL)
+#ifdef IS_FLOAT
+REDUCE(norm2, OP_NORM2)
+REDUCE(normp, OP_NORMP)
+REDUCE(sumsqdev, OP_SUMSQDEV)
+#endif

@@ -1,0 +1,48 @@
+/* Copies between host memory and device addresses, and between device addresses. */
+#include "internal.h"
+
+axon_status_t axon_copy_h2d(void *dst, const void *src, size_t bytes, axon_stream_t stream,
+                            int blocking) {
+  if (bytes == 0) return AXON_SUCCESS;
+  cl_mem mem;
+  size_t off;
+  AXON_TRY(axon_resolve_mem(dst, &mem, &off));
+  int device = -1;
+  axon_is_device_ptr(dst, &device);
+  AXON_TRY(axon_stream_resolve(stream, device, &stream));
+  AXON_CL_CHECK(clEnqueueWriteBuffer(stream->queue, mem, blocking ? CL_TRUE : CL_FALSE, off, bytes,
+                                     src, 0, NULL, NULL),
+                "host-to-device copy");
+  if (!blocking) clFlush(stream->queue);
+  return AXON_SUCCESS;
+}
+
+axon_status_t axon_copy_d2h(void *dst, const void *src, size_t bytes, axon_stream_t stream,
+                            int blocking) {
+  if (bytes == 0) return AXON_SUCCESS;
+  cl_mem mem;
+  size_t off;
+  AXON_TRY(axon_resolve_mem(src, &mem, &off));
+  int device = -1;
+  axon_is_device_ptr(src, &device);
+  AXON_TRY(axon_stream_resolve(stream, device, &stream));
+  AXON_CL_CHECK(clEnqueueReadBuffer(stream->queue, mem, blocking ? CL_TRUE : CL_FALSE, off, bytes,
+                                    dst, 0, NULL, NULL),
+                "device-to-host copy");
+  if (!blocking) clFlush(stream->queue);
+  return AXON_SUCCESS;
+}
+
+axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes, axon_stream_t stream) {
+  if (bytes == 0 || dst == src) return AXON_SUCCESS;
+  cl_mem dmem, smem;
+  size_t doff, soff;
+  AXON_TRY(axon_resolve_mem(dst, &dmem, &doff));
+  AXON_TRY(axon_resolve_mem(src, &smem, &soff));
+  int device = -1;
+  axon_is_device_ptr(dst, &device);
+  AXON_TRY(axon_stream_resolve(stream, device, &stream));
+  AXON_CL_CHECK(clEnqueueCopyBuffer(stream->queue, smem, dmem, soff, doff, bytes, 0, NULL, NULL),
+                "device-to-device copy");
+  return AXON_SUCCESS;
+}

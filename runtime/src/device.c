@@ -1,0 +1,206 @@
+/* Device discovery across every OpenCL platform, and per-device state. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct axon_program_cache *axon_program_cache_create(void);
+
+static axon_device devices[AXON_MAX_DEVICES];
+static int device_total;
+static axon_status_t discovery_status = AXON_SUCCESS;
+static char discovery_message[1024];
+static pthread_once_t discovery_once = PTHREAD_ONCE_INIT;
+
+static void read_string(cl_device_id id, cl_device_info what, char *dst, size_t size) {
+  dst[0] = '\0';
+  if (clGetDeviceInfo(id, what, size, dst, NULL) != CL_SUCCESS) dst[0] = '\0';
+  dst[size - 1] = '\0';
+}
+
+static void fill_info(axon_device *d) {
+  axon_device_info *info = &d->info;
+  cl_device_id id = d->id;
+  read_string(id, CL_DEVICE_NAME, info->name, sizeof info->name);
+  read_string(id, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
+  read_string(id, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+  read_string(id, CL_DEVICE_OPENCL_C_VERSION, info->opencl_c_version,
+              sizeof info->opencl_c_version);
+  read_string(id, CL_DEVICE_EXTENSIONS, info->extensions, sizeof info->extensions);
+  clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof info->platform_name,
+                    info->platform_name, NULL);
+  clGetPlatformInfo(d->platform, CL_PLATFORM_VERSION, sizeof info->platform_version,
+                    info->platform_version, NULL);
+  cl_ulong u64 = 0;
+  cl_uint u32 = 0;
+  size_t sz = 0;
+  cl_device_type type = 0;
+  cl_device_exec_capabilities caps = 0;
+  clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof u64, &u64, NULL);
+  info->global_mem_bytes = u64;
+  clGetDeviceInfo(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof u64, &u64, NULL);
+  info->max_alloc_bytes = u64;
+  clGetDeviceInfo(id, CL_DEVICE_LOCAL_MEM_SIZE, sizeof u64, &u64, NULL);
+  info->local_mem_bytes = u64;
+  clGetDeviceInfo(id, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof u32, &u32, NULL);
+  info->compute_units = u32;
+  clGetDeviceInfo(id, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof sz, &sz, NULL);
+  info->max_work_group_size = (uint32_t)sz;
+  clGetDeviceInfo(id, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  info->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+  clGetDeviceInfo(id, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL);
+  info->native_kernels = (caps & CL_EXEC_NATIVE_KERNEL) != 0;
+  info->has_fp64 = strstr(info->extensions, "cl_khr_fp64") != NULL;
+  info->has_fp16 = strstr(info->extensions, "cl_khr_fp16") != NULL;
+}
+
+typedef struct candidate {
+  cl_platform_id platform;
+  cl_device_id id;
+  int platform_index, device_index;
+  cl_device_type type;
+  int taken;
+} candidate;
+
+/* Does one AXON_DEVICES entry select this candidate? */
+static int selects(const char *entry, const candidate *c) {
+  int p, d;
+  if (sscanf(entry, "%d:%d", &p, &d) == 2) return p == c->platform_index && d == c->device_index;
+  if (!strcmp(entry, "cpu")) return (c->type & CL_DEVICE_TYPE_CPU) != 0;
+  if (!strcmp(entry, "gpu")) return (c->type & CL_DEVICE_TYPE_GPU) != 0;
+  if (!strcmp(entry, "accelerator")) return (c->type & CL_DEVICE_TYPE_ACCELERATOR) != 0;
+  return !strcmp(entry, "all");
+}
+
+static void take(candidate *c) {
+  if (c->taken || device_total >= AXON_MAX_DEVICES) return;
+  c->taken = 1;
+  axon_device *d = &devices[device_total];
+  d->index = device_total++;
+  d->platform = c->platform;
+  d->id = c->id;
+}
+
+static void discover(void) {
+  cl_platform_id platforms[16];
+  cl_uint nplat = 0;
+  if (clGetPlatformIDs(16, platforms, &nplat) != CL_SUCCESS || nplat == 0) {
+    discovery_status = AXON_ERROR_NO_DEVICE;
+    snprintf(discovery_message, sizeof discovery_message,
+             "no OpenCL platform found (is an ICD such as pocl-opencl-icd installed?)");
+    return;
+  }
+  candidate cands[64];
+  int ncand = 0;
+  for (cl_uint p = 0; p < nplat && p < 16; p++) {
+    cl_device_id ids[16];
+    cl_uint ndev = 0;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 16, ids, &ndev) != CL_SUCCESS) continue;
+    for (cl_uint i = 0; i < ndev && ncand < 64; i++) {
+      candidate *c = &cands[ncand++];
+      c->platform = platforms[p];
+      c->id = ids[i];
+      c->platform_index = (int)p;
+      c->device_index = (int)i;
+      c->taken = 0;
+      clGetDeviceInfo(ids[i], CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
+    }
+  }
+  const char *spec = getenv("AXON_DEVICES");
+  if (spec && *spec) {
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", spec);
+    for (char *save = NULL, *e = strtok_r(buf, ", ", &save); e; e = strtok_r(NULL, ", ", &save))
+      for (int i = 0; i < ncand; i++)
+        if (selects(e, &cands[i])) take(&cands[i]);
+  } else {
+    for (int i = 0; i < ncand; i++)
+      if (!(cands[i].type & CL_DEVICE_TYPE_CPU)) take(&cands[i]);
+    for (int i = 0; i < ncand; i++) take(&cands[i]);
+  }
+  if (device_total == 0) {
+    discovery_status = AXON_ERROR_NO_DEVICE;
+    snprintf(discovery_message, sizeof discovery_message,
+             "no OpenCL device matches AXON_DEVICES=\"%s\" (%d device(s) present)",
+             spec ? spec : "", ncand);
+    return;
+  }
+  /* One context per platform holding all its selected devices. */
+  for (int i = 0; i < device_total; i++) {
+    axon_device *d = &devices[i];
+    for (int j = 0; j < i; j++)
+      if (devices[j].platform == d->platform) d->context = devices[j].context;
+    if (d->context) {
+      clRetainContext(d->context);
+      continue;
+    }
+    cl_device_id ids[AXON_MAX_DEVICES];
+    cl_uint n = 0;
+    for (int j = i; j < device_total; j++)
+      if (devices[j].platform == d->platform) ids[n++] = devices[j].id;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform,
+                                     0};
+    cl_int err;
+    d->context = clCreateContext(props, n, ids, NULL, NULL, &err);
+    if (!d->context) {
+      discovery_status = err;
+      snprintf(discovery_message, sizeof discovery_message, "clCreateContext failed: %s",
+               axon_status_name(err));
+      device_total = 0;
+      return;
+    }
+  }
+  for (int i = 0; i < device_total; i++) {
+    axon_device *d = &devices[i];
+    fill_info(d);
+    d->programs = axon_program_cache_create();
+    axon_status_t st = axon_stream_create(i, &d->default_stream);
+    if (st != AXON_SUCCESS) {
+      discovery_status = st;
+      snprintf(discovery_message, sizeof discovery_message, "%s", axon_last_error());
+      device_total = 0;
+      return;
+    }
+  }
+}
+
+static axon_status_t ensure_discovered(void) {
+  pthread_once(&discovery_once, discover);
+  if (discovery_status != AXON_SUCCESS) return axon_fail(discovery_status, "%s", discovery_message);
+  return AXON_SUCCESS;
+}
+
+/* Called by axon_stream_create during discovery too, so it must not re-enter pthread_once. */
+axon_status_t axon_device_get(int index, axon_device **device) {
+  if (index >= 0 && index < device_total && devices[index].context) {
+    *device = &devices[index];
+    return AXON_SUCCESS;
+  }
+  AXON_TRY(ensure_discovered());
+  if (index < 0 || index >= device_total)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT,
+                     "device index %d is out of range (%d axon device(s) available)", index,
+                     device_total);
+  *device = &devices[index];
+  return AXON_SUCCESS;
+}
+
+axon_status_t axon_device_count(int *count) {
+  axon_status_t st = ensure_discovered();
+  *count = st == AXON_SUCCESS ? device_total : 0;
+  return st;
+}
+
+axon_status_t axon_device_get_info(int index, axon_device_info *info) {
+  axon_device *d;
+  AXON_TRY(axon_device_get(index, &d));
+  *info = d->info;
+  return AXON_SUCCESS;
+}
+
+int axon_device_supports_dtype(int index, axon_dtype dtype) {
+  axon_device *d;
+  if ((unsigned)dtype >= AXON_DTYPE_COUNT || axon_device_get(index, &d) != AXON_SUCCESS) return 0;
+  return dtype != AXON_F64 || d->info.has_fp64;
+}

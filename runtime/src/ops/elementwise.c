@@ -1,0 +1,80 @@
+/* Launches the elementwise family (kernels/elementwise.cl). */
+#include <stdio.h>
+
+#include "launch_common.h"
+
+
+static axon_status_t make_geom(const axon_ew_desc *d, ew_geom *g) {
+  if (d->ndim < 0 || d->ndim > AXON_MAX_DIMS || d->ninputs < 0 || d->ninputs > 3)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: %d dims / %d inputs unsupported",
+                     d->ndim, d->ninputs);
+  memset(g, 0, sizeof *g);
+  g->numel = 1;
+  g->ndim = d->ndim;
+  for (int i = 0; i < d->ndim; i++) {
+    g->sizes[i] = d->sizes[i];
+    g->numel *= d->sizes[i];
+    for (int k = 0; k <= d->ninputs; k++) g->strides[k][i] = d->strides[k][i];
+  }
+  for (int k = 1; k <= d->ninputs; k++)
+    if (d->is_scalar[k]) g->scalar_mask |= 1 << (k - 1);
+  return AXON_SUCCESS;
+}
+
+static axon_status_t run(axon_stream_t stream, const char *kernel, axon_dtype dtype,
+                         const axon_ew_desc *d, double alpha, double beta) {
+  ew_geom g;
+  AXON_TRY(make_geom(d, &g));
+  if (g.numel == 0) return AXON_SUCCESS;
+  if (!d->data[0]) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: no output");
+  axon_program_t program;
+  AXON_TRY(family_program(stream, "elementwise", dtype, &program));
+  int integral = dtype != AXON_F32 && dtype != AXON_F64 && dtype != AXON_F16 && dtype != AXON_BF16;
+  compute_scalar s[3], a = make_scalar(dtype, alpha, 0, 0), b = make_scalar(dtype, beta, 0, 0);
+  axon_arg args[4 + 1 + 5];
+  for (int k = 0; k < 4; k++) {
+    /* Missing and scalar inputs still need a buffer argument: the output serves. */
+    const void *ptr = k <= d->ninputs && !(k > 0 && d->is_scalar[k]) ? d->data[k] : d->data[0];
+    args[k] = buffer_arg(ptr);
+  }
+  args[4] = bytes_arg(&g, sizeof g);
+  for (int k = 0; k < 3; k++) {
+    s[k] = make_scalar(dtype, d->scalars[k + 1], d->iscalars[k + 1], integral);
+    args[5 + k] = bytes_arg(&s[k].v, s[k].size);
+  }
+  args[8] = bytes_arg(&a.v, a.size);
+  args[9] = bytes_arg(&b.v, b.size);
+  size_t local = group_size(stream);
+  size_t global = axon_round_up((size_t)g.numel, local);
+  return axon_launch(program, kernel, stream, 1, &global, &local, args, 10);
+}
+
+axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype dtype,
+                               axon_dtype out_dtype, const axon_ew_desc *desc, double alpha,
+                               double beta) {
+  (void)out_dtype; /* each kernel writes its op's natural output type */
+  if (!stream || !op) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: NULL argument");
+  char kernel[64];
+  snprintf(kernel, sizeof kernel, "ew_%s", op);
+  axon_status_t st = run(stream, kernel, dtype, desc, alpha, beta);
+  if (st == CL_INVALID_KERNEL_NAME)
+    return axon_fail(AXON_ERROR_UNSUPPORTED, "elementwise op \"%s\" has no %s kernel", op,
+                     axon_dtype_name(dtype));
+  return st;
+}
+
+static const char *cast_names[AXON_DTYPE_COUNT] = {
+    [AXON_F32] = "ew_cast_f32", [AXON_F64] = "ew_cast_f64", [AXON_F16] = "ew_cast_f16",
+    [AXON_BF16] = "ew_cast_bf16", [AXON_I64] = "ew_cast_i64", [AXON_I32] = "ew_cast_i32",
+    [AXON_I16] = "ew_cast_i16", [AXON_I8] = "ew_cast_i8", [AXON_U8] = "ew_cast_u8",
+    [AXON_BOOL] = "ew_cast_bool"};
+
+axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_dtype,
+                        const axon_ew_desc *desc) {
+  if ((unsigned)out_dtype >= AXON_DTYPE_COUNT)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "cast: bad output dtype");
+  if (!axon_device_supports_dtype(axon_stream_device(stream), out_dtype))
+    return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
+                     axon_dtype_name(out_dtype), axon_stream_device(stream));
+  return run(stream, cast_names[out_dtype], dtype, desc, 0.0, 0.0);
+}

@@ -1,0 +1,169 @@
+/*
+ * Matrix products. The path is chosen per device class (design section 5):
+ *  - host BLAS inside the queue: on CPU-class devices that run native kernels, OpenBLAS is
+ *    called from clEnqueueNativeKernel with the buffers' own memory (zero-copy, in order);
+ *  - CLBlast: on other devices, for float32 / float64;
+ *  - the tiled kernel of kernels/gemm.cl: everything else.
+ * AXON_GEMM=host|clblast|kernel forces a path where it can run.
+ */
+#include "launch_common.h" /* first: it fixes the OpenCL target version */
+
+#include <cblas.h>
+#include <clblast_c.h>
+#include <stdlib.h>
+#include <strings.h>
+
+static int is_blas_dtype(axon_dtype dtype) { return dtype == AXON_F32 || dtype == AXON_F64; }
+
+axon_gemm_path axon_gemm_path_for(axon_stream_t stream, axon_dtype dtype) {
+  axon_device_info info;
+  axon_device_get_info(axon_stream_device(stream), &info);
+  int host_ok = is_blas_dtype(dtype) && info.native_kernels && info.is_cpu;
+  int clblast_ok = is_blas_dtype(dtype);
+  const char *force = getenv("AXON_GEMM");
+  if (force && !strcasecmp(force, "kernel")) return AXON_GEMM_KERNEL;
+  if (force && !strcasecmp(force, "clblast") && clblast_ok) return AXON_GEMM_CLBLAST;
+  if (force && !strcasecmp(force, "host") && host_ok) return AXON_GEMM_HOST_BLAS;
+  if (host_ok) return AXON_GEMM_HOST_BLAS;
+  if (clblast_ok) return AXON_GEMM_CLBLAST;
+  return AXON_GEMM_KERNEL;
+}
+
+/* ---- host BLAS in a native kernel ---------------------------------------------------------- */
+
+/* Argument block copied by the driver; mems[] are replaced by the buffers' host addresses. */
+typedef struct native_gemm {
+  void *mems[3];
+  int slot[3]; /* which mems[] entry holds A, B, C */
+  size_t offset[3];
+  axon_gemm_desc d;
+  axon_dtype dtype;
+} native_gemm;
+
+static void CL_CALLBACK run_host_gemm(void *p) {
+  native_gemm *g = p;
+  const axon_gemm_desc *d = &g->d;
+  char *a = (char *)g->mems[g->slot[0]] + g->offset[0];
+  char *b = (char *)g->mems[g->slot[1]] + g->offset[1];
+  char *c = (char *)g->mems[g->slot[2]] + g->offset[2];
+  size_t es = axon_dtype_size(g->dtype);
+  enum CBLAS_TRANSPOSE ta = d->trans_a ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE tb = d->trans_b ? CblasTrans : CblasNoTrans;
+  for (int64_t i = 0; i < d->batch; i++) {
+    char *ai = a + (size_t)(i * d->stride_a) * es, *bi = b + (size_t)(i * d->stride_b) * es;
+    char *ci = c + (size_t)(i * d->stride_c) * es;
+    if (g->dtype == AXON_F32)
+      cblas_sgemm(CblasRowMajor, ta, tb, (int)d->m, (int)d->n, (int)d->k, (float)d->alpha,
+                  (float *)ai, (int)d->lda, (float *)bi, (int)d->ldb, (float)d->beta, (float *)ci,
+                  (int)d->ldc);
+    else
+      cblas_dgemm(CblasRowMajor, ta, tb, (int)d->m, (int)d->n, (int)d->k, d->alpha, (double *)ai,
+                  (int)d->lda, (double *)bi, (int)d->ldb, d->beta, (double *)ci, (int)d->ldc);
+  }
+}
+
+static axon_status_t host_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
+  native_gemm g;
+  memset(&g, 0, sizeof g);
+  g.d = *d;
+  g.dtype = dtype;
+  const void *ptrs[3] = {d->a, d->b, d->c};
+  cl_mem mems[3];
+  uint64_t seq[3];
+  int nmem = 0;
+  /* Each distinct buffer once, in creation order: PoCL fills the k-th distinct buffer (in
+   * creation order) into the k-th location, whatever the pairing says. */
+  for (int i = 0; i < 3; i++) {
+    cl_mem mem;
+    AXON_TRY(axon_resolve_mem(ptrs[i], &mem, &g.offset[i]));
+    uint64_t s = axon_mem_sequence(ptrs[i]);
+    int at = 0;
+    while (at < nmem && seq[at] < s) at++;
+    if (at < nmem && mems[at] == mem) continue;
+    memmove(&mems[at + 1], &mems[at], (size_t)(nmem - at) * sizeof *mems);
+    memmove(&seq[at + 1], &seq[at], (size_t)(nmem - at) * sizeof *seq);
+    mems[at] = mem;
+    seq[at] = s;
+    nmem++;
+  }
+  const void *locs[3];
+  for (int i = 0; i < 3; i++) {
+    cl_mem mem;
+    size_t off;
+    axon_resolve_mem(ptrs[i], &mem, &off);
+    for (int k = 0; k < nmem; k++)
+      if (mems[k] == mem) g.slot[i] = k;
+  }
+  for (int k = 0; k < nmem; k++) locs[k] = &g.mems[k];
+  AXON_CL_CHECK(clEnqueueNativeKernel(stream->queue, run_host_gemm, &g, sizeof g, (cl_uint)nmem,
+                                      mems, locs, 0, NULL, NULL),
+                "clEnqueueNativeKernel (host BLAS)");
+  return AXON_SUCCESS;
+}
+
+/* ---- CLBlast ------------------------------------------------------------------------------- */
+
+static axon_status_t clblast_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
+  cl_mem am, bm, cm;
+  size_t ao, bo, co;
+  AXON_TRY(axon_resolve_mem(d->a, &am, &ao));
+  AXON_TRY(axon_resolve_mem(d->b, &bm, &bo));
+  AXON_TRY(axon_resolve_mem(d->c, &cm, &co));
+  size_t es = axon_dtype_size(dtype);
+  CLBlastTranspose ta = d->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
+  CLBlastTranspose tb = d->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
+  cl_command_queue q = stream->queue;
+  CLBlastStatusCode st;
+  if (dtype == AXON_F32)
+    st = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n,
+                                    (size_t)d->k, (float)d->alpha, am, ao / es, (size_t)d->lda,
+                                    (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb,
+                                    (size_t)d->stride_b, (float)d->beta, cm, co / es,
+                                    (size_t)d->ldc, (size_t)d->stride_c, (size_t)d->batch, &q, NULL);
+  else
+    st = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n,
+                                    (size_t)d->k, d->alpha, am, ao / es, (size_t)d->lda,
+                                    (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb,
+                                    (size_t)d->stride_b, d->beta, cm, co / es, (size_t)d->ldc,
+                                    (size_t)d->stride_c, (size_t)d->batch, &q, NULL);
+  if (st != CLBlastSuccess)
+    return axon_fail(st < 0 && st > -100 ? st : AXON_ERROR_UNSUPPORTED,
+                     "CLBlast gemm (%lld x %lld x %lld) failed with status %d", (long long)d->m,
+                     (long long)d->n, (long long)d->k, (int)st);
+  return AXON_SUCCESS;
+}
+
+/* ---- portable kernel ----------------------------------------------------------------------- */
+
+typedef struct gemm_geom {
+  int64_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, trans_a, trans_b;
+} gemm_geom;
+
+static axon_status_t kernel_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
+  axon_program_t program;
+  AXON_TRY(family_program(stream, "gemm", dtype, &program));
+  gemm_geom g = {d->m, d->n, d->k, d->lda, d->ldb, d->ldc, d->stride_a, d->stride_b,
+                 d->stride_c, d->trans_a, d->trans_b};
+  compute_scalar alpha = make_scalar(dtype, d->alpha, 0, 0), beta = make_scalar(dtype, d->beta, 0, 0);
+  axon_arg args[] = {buffer_arg(d->a), buffer_arg(d->b), buffer_arg(d->c), bytes_arg(&g, sizeof g),
+                     bytes_arg(&alpha.v, alpha.size), bytes_arg(&beta.v, beta.size)};
+  size_t local[3] = {16, 16, 1};
+  size_t global[3] = {axon_round_up((size_t)d->n, 16), axon_round_up((size_t)d->m, 16),
+                      (size_t)d->batch};
+  return axon_launch(program, "gemm_tiled", stream, 3, global, local, args, 6);
+}
+
+axon_status_t axon_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
+  if (!stream || !d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "gemm: NULL argument");
+  if (d->m < 0 || d->n < 0 || d->k < 0 || d->batch < 0)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "gemm: negative size");
+  if (d->m == 0 || d->n == 0 || d->batch == 0) return AXON_SUCCESS;
+  if (!axon_device_supports_dtype(axon_stream_device(stream), dtype))
+    return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
+                     axon_dtype_name(dtype), axon_stream_device(stream));
+  switch (axon_gemm_path_for(stream, dtype)) {
+    case AXON_GEMM_HOST_BLAS: return host_gemm(stream, dtype, d);
+    case AXON_GEMM_CLBLAST: return clblast_gemm(stream, dtype, d);
+    default: return kernel_gemm(stream, dtype, d);
+  }
+}

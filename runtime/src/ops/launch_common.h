@@ -1,0 +1,81 @@
+/* Helpers shared by the operator launchers. */
+#ifndef AXON_LAUNCH_COMMON_H
+#define AXON_LAUNCH_COMMON_H
+
+#include <string.h>
+
+#include "../internal.h"
+
+/* Mirrors ew_geom in kernels/common.cl. */
+typedef struct ew_geom {
+  int64_t numel, ndim, scalar_mask;
+  int64_t sizes[AXON_MAX_DIMS];
+  int64_t strides[4][AXON_MAX_DIMS];
+} ew_geom;
+
+/* A scalar kernel argument in the compute type (CT in kernels/common.cl) of a dtype. */
+typedef struct compute_scalar {
+  union {
+    float f;
+    double d;
+    int32_t i;
+    int64_t l;
+  } v;
+  size_t size;
+} compute_scalar;
+
+static inline compute_scalar make_scalar(axon_dtype dtype, double value, int64_t ivalue,
+                                         int use_int) {
+  compute_scalar s;
+  memset(&s, 0, sizeof s);
+  switch (dtype) {
+    case AXON_F32: case AXON_F16: case AXON_BF16:
+      s.v.f = (float)value;
+      s.size = 4;
+      break;
+    case AXON_F64:
+      s.v.d = value;
+      s.size = 8;
+      break;
+    case AXON_I64:
+      s.v.l = use_int ? ivalue : (int64_t)value;
+      s.size = 8;
+      break;
+    default:
+      s.v.i = (int32_t)(use_int ? ivalue : (int64_t)value);
+      s.size = 4;
+      break;
+  }
+  return s;
+}
+
+static inline axon_arg buffer_arg(const void *ptr) {
+  axon_arg a = {AXON_ARG_BUFFER, ptr, 0};
+  return a;
+}
+static inline axon_arg bytes_arg(const void *value, size_t size) {
+  axon_arg a = {AXON_ARG_BYTES, value, size};
+  return a;
+}
+
+/* The program of a kernel family built for a dtype on the stream's device. */
+static inline axon_status_t family_program(axon_stream_t stream, const char *family,
+                                           axon_dtype dtype, axon_program_t *program) {
+  int device = axon_stream_device(stream);
+  if (!axon_device_supports_dtype(device, dtype))
+    return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE,
+                     "%s is not supported on axon device %d (it lacks cl_khr_fp64)",
+                     axon_dtype_name(dtype), device);
+  return axon_program_get(device, family, axon_dtype_macro(dtype), program);
+}
+
+/* Work-group size for 1-D launches: fixed, so each kernel is compiled for one size only. */
+#define AXON_GROUP 256
+
+static inline size_t group_size(axon_stream_t stream) {
+  axon_device_info info;
+  axon_device_get_info(axon_stream_device(stream), &info);
+  return info.max_work_group_size < AXON_GROUP ? info.max_work_group_size : AXON_GROUP;
+}
+
+#endif

@@ -1,0 +1,81 @@
+/* Launches the reduction family (kernels/reduce.cl). */
+#include <stdio.h>
+
+#include "launch_common.h"
+
+/* Mirrors red_geom in kernels/reduce.cl. */
+typedef struct red_geom {
+  int64_t out_ndim, red_ndim, out_numel, red_numel;
+  int64_t out_sizes[AXON_MAX_DIMS];
+  int64_t in_ostrides[AXON_MAX_DIMS];
+  int64_t out_strides[AXON_MAX_DIMS];
+  int64_t aux_strides[AXON_MAX_DIMS];
+  int64_t red_sizes[AXON_MAX_DIMS];
+  int64_t red_strides[AXON_MAX_DIMS];
+} red_geom;
+
+/* "maxidx"/"minidx" are argmax/argmin kernels that also store values. */
+static const char *kernel_base(const char *op, int *with_index) {
+  *with_index = 0;
+  if (!strcmp(op, "maxidx")) {
+    *with_index = 1;
+    return "argmax";
+  }
+  if (!strcmp(op, "minidx")) {
+    *with_index = 1;
+    return "argmin";
+  }
+  return op;
+}
+
+axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype,
+                          const axon_reduce_desc *d, double scale, double p) {
+  if (!stream || !op || !d)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "reduce: NULL argument");
+  if (d->out_ndim < 0 || d->out_ndim > AXON_MAX_DIMS || d->red_ndim < 0 ||
+      d->red_ndim > AXON_MAX_DIMS)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "reduce: too many dimensions");
+  red_geom g;
+  memset(&g, 0, sizeof g);
+  g.out_ndim = d->out_ndim;
+  g.red_ndim = d->red_ndim;
+  g.out_numel = g.red_numel = 1;
+  for (int i = 0; i < d->out_ndim; i++) {
+    g.out_sizes[i] = d->out_sizes[i];
+    g.in_ostrides[i] = d->out_strides_in[i];
+    g.out_strides[i] = d->out_strides_out[i];
+    g.aux_strides[i] = d->out_aux_strides[i];
+    g.out_numel *= d->out_sizes[i];
+  }
+  for (int i = 0; i < d->red_ndim; i++) {
+    g.red_sizes[i] = d->red_sizes[i];
+    g.red_strides[i] = d->red_strides[i];
+    g.red_numel *= d->red_sizes[i];
+  }
+  if (g.out_numel == 0) return AXON_SUCCESS;
+  int with_index;
+  const char *base = kernel_base(op, &with_index);
+  /* Long reductions over few outputs get a work-group each; the rest a work-item each. */
+  int grouped = g.red_numel >= 512 && g.out_numel < 2048;
+  char kernel[64];
+  snprintf(kernel, sizeof kernel, grouped ? "red_%s" : "red_%s_serial", base);
+  axon_program_t program;
+  AXON_TRY(family_program(stream, "reduce", dtype, &program));
+  compute_scalar sc = make_scalar(dtype, scale, 1, 0), pp = make_scalar(dtype, p, 0, 0);
+  if (dtype != AXON_F32 && dtype != AXON_F64 && dtype != AXON_F16 && dtype != AXON_BF16)
+    sc = make_scalar(dtype, 1.0, 1, 1); /* integer results are never scaled */
+  int wi = with_index;
+  void *out = d->out;
+  void *index = with_index ? d->out_index : d->out;
+  const void *aux = d->aux ? d->aux : d->in;
+  axon_arg args[] = {buffer_arg(d->in),         buffer_arg(out),           buffer_arg(index),
+                     buffer_arg(aux),           bytes_arg(&g, sizeof g),   bytes_arg(&sc.v, sc.size),
+                     bytes_arg(&pp.v, pp.size), bytes_arg(&wi, sizeof wi)};
+  size_t local = grouped ? 256 : group_size(stream);
+  size_t global = grouped ? (size_t)g.out_numel * 256 : axon_round_up((size_t)g.out_numel, local);
+  axon_status_t st = axon_launch(program, kernel, stream, 1, &global, &local, args, 8);
+  if (st == CL_INVALID_KERNEL_NAME)
+    return axon_fail(AXON_ERROR_UNSUPPORTED, "reduction \"%s\" has no %s kernel", op,
+                     axon_dtype_name(dtype));
+  return st;
+}

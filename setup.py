@@ -1,0 +1,41 @@
+"""Builds libaxon (make -C runtime) and the torch glue (torch_axon._C).
+
+Install with `pip install --no-build-isolation -e .` against the torch already installed
+(torch==2.13.0): build isolation would let pip fetch another torch.
+"""
+
+import glob
+import os
+import subprocess
+
+from setuptools import setup
+from torch.utils.cpp_extension import BuildExtension, CppExtension
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+
+
+class BuildWithRuntime(BuildExtension):
+    def run(self):
+        subprocess.check_call(["make", "-C", os.path.join(ROOT, "runtime"), f"-j{os.cpu_count() or 1}"])
+        super().run()
+
+
+setup(
+    name="torch_axon",
+    version="0.1.0",
+    description="Any OpenCL device as a first-class PyTorch device",
+    packages=["torch_axon"],
+    ext_modules=[
+        CppExtension(
+            "torch_axon._C",
+            sorted(glob.glob("csrc/*.cpp")),
+            include_dirs=[os.path.join(ROOT, "runtime", "include")],
+            extra_objects=[os.path.join(ROOT, "runtime", "build", "libaxon.a")],
+            libraries=["OpenCL", "clblast", "openblas"],
+            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+        )
+    ],
+    cmdclass={"build_ext": BuildWithRuntime},
+    entry_points={"torch.backends": ["axon = torch_axon:_autoload"]},
+    python_requires=">=3.10",
+)

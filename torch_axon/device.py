@@ -1,0 +1,258 @@
+"""``torch.axon``: the device module, shaped like ``torch.cuda``.
+
+Everything here delegates to the native part (``torch_axon._C``) or to PyTorch's generic
+accelerator machinery (streams, events), so code written for ``torch.cuda`` ports by name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import torch
+
+from . import _C
+
+# ---- devices --------------------------------------------------------------------------------
+
+
+def is_available() -> bool:
+    return device_count() > 0
+
+
+def device_count() -> int:
+    return _C.device_count()
+
+
+def is_initialized() -> bool:
+    return True
+
+
+def _lazy_init() -> None:
+    """Devices are discovered by the runtime on first use; nothing to do here."""
+
+
+def _is_in_bad_fork() -> bool:
+    return False
+
+
+def _get_index(device: Any) -> int:
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    if isinstance(device, str):
+        device = torch.device(device)
+    if isinstance(device, torch.device):
+        if device.type != "axon":
+            raise ValueError(f"expected an axon device, got {device}")
+        return current_device() if device.index is None else device.index
+    raise TypeError(f"cannot interpret {device!r} as an axon device")
+
+
+class _utils:  # noqa: N801  (torch.serialization looks for device_module._utils)
+    @staticmethod
+    def _get_device_index(device: Any, optional: bool = False) -> int:
+        return _get_index(device)
+
+
+def current_device() -> int:
+    return _C.current_device()
+
+
+def set_device(device: Any) -> None:
+    index = _get_index(device)
+    if index >= 0:
+        _C.set_device(index)
+
+
+class device:  # noqa: N801  (mirrors torch.cuda.device)
+    """Context manager that changes the current axon device."""
+
+    def __init__(self, device: Any):
+        self.index = _get_index(device)
+        self.previous = -1
+
+    def __enter__(self):
+        self.previous = current_device()
+        set_device(self.index)
+
+    def __exit__(self, *exc):
+        set_device(self.previous)
+        return False
+
+
+def synchronize(device: Any = None) -> None:
+    """Waits for all work queued on every stream of the device."""
+    _C.synchronize(_get_index(device))
+
+
+def get_device_name(device: Any = None) -> str:
+    return _C.device_info(_get_index(device))["name"]
+
+
+def get_device_properties(device: Any = None) -> dict:
+    """Name, vendor, driver, memory, compute units, fp64/fp16, native-kernel support."""
+    return _C.device_info(_get_index(device))
+
+
+# ---- streams --------------------------------------------------------------------------------
+
+
+def current_stream(device: Any = None) -> torch.Stream:
+    return torch.accelerator.current_stream(_get_index(device))
+
+
+_PRIVATEUSE1 = 20  # c10::DeviceType::PrivateUse1
+
+
+def default_stream(device: Any = None) -> torch.Stream:
+    """The device's default stream (stream id 0), where work goes unless a stream is set."""
+    return torch.Stream(stream_id=0, device_index=_get_index(device), device_type=_PRIVATEUSE1)
+
+
+Stream = torch.Stream
+Event = torch.Event
+
+
+@contextlib.contextmanager
+def stream(s: torch.Stream | None):
+    """Makes ``s`` the current stream of its device inside the block."""
+    if s is None:
+        yield
+        return
+    previous = torch.accelerator.current_stream(s.device_index)
+    torch.accelerator.set_stream(s)
+    try:
+        yield
+    finally:
+        torch.accelerator.set_stream(previous)
+
+
+# ---- memory ---------------------------------------------------------------------------------
+
+
+def memory_stats(device: Any = None) -> dict:
+    return _C.memory_stats(_get_index(device))
+
+
+def memory_allocated(device: Any = None) -> int:
+    return memory_stats(device)["allocated_bytes.all.current"]
+
+
+def max_memory_allocated(device: Any = None) -> int:
+    return memory_stats(device)["allocated_bytes.all.peak"]
+
+
+def memory_reserved(device: Any = None) -> int:
+    return memory_stats(device)["reserved_bytes.all.current"]
+
+
+def max_memory_reserved(device: Any = None) -> int:
+    return memory_stats(device)["reserved_bytes.all.peak"]
+
+
+def reset_peak_memory_stats(device: Any = None) -> None:
+    _C.reset_peak_memory_stats(_get_index(device))
+
+
+def empty_cache() -> None:
+    """Releases cached device memory of every device back to the OpenCL driver."""
+    for index in range(device_count()):
+        _C.empty_cache(index)
+
+
+def mem_get_info(device: Any = None) -> tuple[int, int]:
+    """(free, total) bytes as Axon sees them: the device's memory (or AXON_MEMORY_LIMIT)."""
+    return _C.mem_get_info(_get_index(device))
+
+
+def memory_summary(device: Any = None) -> str:
+    s = memory_stats(device)
+    mib = 1024 * 1024
+    return (
+        f"axon:{_get_index(device)} memory: allocated {s['allocated_bytes.all.current'] / mib:.1f} MiB "
+        f"(peak {s['allocated_bytes.all.peak'] / mib:.1f}), reserved {s['reserved_bytes.all.current'] / mib:.1f} MiB "
+        f"(peak {s['reserved_bytes.all.peak'] / mib:.1f}), segments {s['segment.all.current']}, "
+        f"out-of-memory events {s['num_ooms']}, limit {s['limit_bytes'] / mib:.0f} MiB"
+    )
+
+
+# ---- random numbers -------------------------------------------------------------------------
+
+
+class _Generators:
+    """``torch.axon.default_generators[i]``: the Philox generator of device i."""
+
+    def __getitem__(self, index: int) -> torch.Generator:
+        return _C.default_generator(index)
+
+    def __len__(self) -> int:
+        return device_count()
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+default_generators = _Generators()
+
+
+def manual_seed(seed: int) -> None:
+    default_generators[current_device()].manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    for generator in default_generators:
+        generator.manual_seed(int(seed))
+
+
+def seed() -> None:
+    default_generators[current_device()].seed()
+
+
+def seed_all() -> None:
+    for generator in default_generators:
+        generator.seed()
+
+
+def initial_seed() -> int:
+    return default_generators[current_device()].initial_seed()
+
+
+def get_rng_state(device: Any = None) -> torch.Tensor:
+    """16 bytes: [uint64 seed, int64 offset], the layout CUDA's Philox state ends with."""
+    return default_generators[_get_index(device)].get_state()
+
+
+def set_rng_state(state: torch.Tensor, device: Any = None) -> None:
+    default_generators[_get_index(device)].set_state(state)
+
+
+def get_rng_state_all() -> list[torch.Tensor]:
+    return [g.get_state() for g in default_generators]
+
+
+def set_rng_state_all(states) -> None:
+    for g, s in zip(default_generators, states):
+        g.set_state(s)
+
+
+# ---- coverage and mixed precision -------------------------------------------------------------
+
+
+def fallback_ops(reset: bool = False) -> dict[str, int]:
+    """Ops that ran through the CPU fallback since the last reset, with their call counts.
+
+    An op listed here has no native axon kernel yet. ``AXON_FALLBACK=error`` turns such calls
+    into errors, ``AXON_FALLBACK=silent`` hides the once-per-op warning.
+    """
+    return _C.fallback_ops(reset)
+
+
+def kernel_cache_stats() -> dict:
+    """Program cache hits, builds and damaged entries, and the on-disk cache folder."""
+    return _C.kernel_cache_stats()
+
+
+def get_amp_supported_dtype() -> list[torch.dtype]:
+    return [torch.float16, torch.bfloat16]
