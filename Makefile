@@ -1,0 +1,54 @@
+# Axon's top-level commands. On a fresh Debian machine:
+#   make demo    installs everything, builds Axon and trains the demo model on the axon device
+#   make test    the same set-up, then the runtime's C tests (plain and sanitized) and pytest
+# Both are safe to re-run: set-up only installs what is missing.
+
+PYTHON ?= python3
+DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclblast-dev \
+	libopenblas-dev ccache make gcc g++
+PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy
+# ccache's compiler links first: rebuilding the glue costs seconds instead of minutes.
+BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2
+
+.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean
+
+setup: deps build
+
+deps:
+	@missing=$$(for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages: $$missing"; \
+		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
+		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
+		$(PYTHON) -m pip install -q $(PY_PACKAGES)
+
+build:
+	$(BUILD_ENV) $(PYTHON) -m pip install -q --no-build-isolation -e .
+
+demo: setup
+	$(PYTHON) -m torch_axon.demo
+
+test: setup test-runtime sanitize test-python
+
+test-runtime:
+	$(MAKE) -C runtime test
+
+sanitize:
+	$(MAKE) -C runtime sanitize
+
+test-python:
+	$(PYTHON) -m pytest tests -q
+
+format:
+	clang-format -i runtime/include/axon/*.h runtime/src/*.[ch] runtime/src/ops/*.[ch] \
+		runtime/tests/*.[ch] runtime/tools/*.c csrc/*.cpp csrc/*.h
+	ruff format torch_axon tests bench
+
+lint:
+	ruff check torch_axon tests bench
+
+clean:
+	$(MAKE) -C runtime clean
+	rm -rf build *.egg-info torch_axon/*.so

@@ -1,0 +1,140 @@
+"""The axon device in PyTorch: discovery, the device module, memory, streams, errors."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+
+def test_available_and_autoloaded():
+    # `import torch` alone registered the backend (torch.backends entry point).
+    out = subprocess.run(
+        [sys.executable, "-c", "import torch; x = torch.ones(3, device='axon'); print(float((x * 2).sum()))"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "6.0"
+    assert torch.axon.is_available()
+    assert torch.axon.device_count() >= 1
+    assert torch._C._get_privateuse1_backend_name() == "axon"
+
+
+def test_device_properties():
+    props = torch.axon.get_device_properties(0)
+    assert props["name"]
+    assert props["global_mem_bytes"] > 0
+    assert props["compute_units"] >= 1
+    assert isinstance(props["fp64"], bool)
+
+
+def test_current_device_and_accelerator():
+    assert torch.axon.current_device() == 0
+    assert torch.accelerator.current_accelerator().type == "axon"
+    assert torch.accelerator.device_count() == torch.axon.device_count()
+    t = torch.zeros(2, device="axon")
+    assert t.device == torch.device("axon", 0)
+    assert t.is_axon if hasattr(t, "is_axon") else True
+
+
+def test_generated_methods():
+    t = torch.arange(4.0).axon()
+    assert t.device.type == "axon"
+    m = torch.nn.Linear(2, 2).axon()
+    assert next(m.parameters()).device.type == "axon"
+
+
+def test_out_of_range_device_index():
+    with pytest.raises((IndexError, RuntimeError), match="out of range"):
+        torch.axon.set_device(99)
+    with pytest.raises((IndexError, RuntimeError)):
+        torch.zeros(1, device="axon:99")
+
+
+def test_petabyte_allocation_is_out_of_memory_and_recoverable():
+    with pytest.raises(torch.OutOfMemoryError) as info:
+        torch.empty(2**50, dtype=torch.uint8, device="axon")
+    message = str(info.value)
+    assert "Tried to allocate" in message and "limit" in message and "allocated" in message
+    # The process carries on: the next allocation succeeds.
+    t = torch.ones(1000, device="axon")
+    assert float(t.sum()) == 1000.0
+
+
+def test_memory_statistics_and_empty_cache():
+    torch.axon.empty_cache()
+    before = torch.axon.memory_allocated()
+    t = torch.empty(1 << 20, dtype=torch.float32, device="axon")
+    assert torch.axon.memory_allocated() >= before + (4 << 20)
+    assert torch.axon.max_memory_allocated() >= torch.axon.memory_allocated()
+    assert torch.axon.memory_reserved() >= torch.axon.memory_allocated()
+    del t
+    assert torch.axon.memory_allocated() == before
+    torch.axon.empty_cache()
+    free, total = torch.axon.mem_get_info()
+    assert 0 < free <= total
+    assert "allocated" in torch.axon.memory_summary()
+
+
+def test_unsupported_dtype_is_a_clear_error():
+    with pytest.raises(NotImplementedError, match="ComplexFloat|complex"):
+        torch.zeros(2, dtype=torch.complex64, device="axon")
+
+
+def test_float64_follows_the_device():
+    if torch.axon.get_device_properties()["fp64"]:
+        x = torch.arange(5, dtype=torch.float64, device="axon")
+        assert x.dtype == torch.float64
+        assert torch.equal((x * 2).cpu(), torch.arange(5, dtype=torch.float64) * 2)
+    else:
+        with pytest.raises(NotImplementedError, match="cl_khr_fp64"):
+            torch.zeros(2, dtype=torch.float64, device="axon")
+
+
+def test_sparse_layout_is_a_clear_error():
+    with pytest.raises((NotImplementedError, RuntimeError), match="(?i)sparse|layout|not supported|not implemented"):
+        torch.zeros(2, 2).to_sparse().to("axon")
+
+
+def test_streams_and_events_order_work():
+    s = torch.Stream(device="axon")
+    a = torch.ones(1 << 16, device="axon")
+    start, end = torch.Event(enable_timing=True), torch.Event(enable_timing=True)
+    start.record()
+    with torch.axon.stream(s):
+        s.wait_stream(torch.axon.current_stream()) if hasattr(s, "wait_stream") else None
+        b = a * 3
+        end.record(s)
+    torch.axon.current_stream().wait_event(end)
+    c = b + 1
+    torch.axon.synchronize()
+    assert end.query()
+    assert start.elapsed_time(end) >= 0
+    assert float(c[0]) == 4.0
+
+
+def test_fallback_is_counted_and_can_be_made_an_error():
+    torch.axon.fallback_ops(reset=True)
+    x = torch.arange(6.0, device="axon")
+    y = torch.cumsum(x, 0)  # no native kernel yet: runs on the CPU, counted
+    assert torch.equal(y.cpu(), torch.cumsum(torch.arange(6.0), 0))
+    assert torch.axon.fallback_ops().get("aten::cumsum.out", 0) + torch.axon.fallback_ops().get("aten::cumsum", 0) >= 1
+    code = "import torch; torch.cumsum(torch.arange(6.0, device='axon'), 0)"
+    env = dict(os.environ, AXON_FALLBACK="error")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode != 0 and "AXON_FALLBACK=error" in out.stderr
+
+
+def test_rng_state_layout_and_reproducibility():
+    torch.axon.manual_seed(1234)
+    state = torch.axon.get_rng_state()
+    assert state.dtype == torch.uint8 and state.numel() == 16
+    a = torch.randn(1000, device="axon")
+    torch.axon.set_rng_state(state)
+    b = torch.randn(1000, device="axon")
+    assert torch.equal(a.cpu(), b.cpu())
+    seed, offset = state[:8].view(torch.int64).item(), state[8:].view(torch.int64).item()
+    assert seed == 1234 and offset == 0
