@@ -65,12 +65,15 @@ BINARY(logical_or, ST_BOOL, (a != 0) || (b != 0))
 BINARY(logical_xor, ST_BOOL, (a != 0) != (b != 0))
 UNARY(logical_not, ST_BOOL, a == 0)
 UNARY(relu, STORE, a < 0 ? (CT)0 : a)
-/* NaN inputs propagate, as in PyTorch. */
-BINARY(maximum, STORE, IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a > b ? a : b))
-BINARY(minimum, STORE, IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a < b ? a : b))
-TERNARY(clamp, STORE, IS_NAN(a) ? a : (a < b ? b : (a > c ? c : a)))
-BINARY(clamp_min, STORE, IS_NAN(a) ? a : (a < b ? b : a))
-BINARY(clamp_max, STORE, IS_NAN(a) ? a : (a > b ? b : a))
+/* NaN inputs propagate, as in PyTorch; that includes NaN bounds of clamp. clamp is
+ * min(max(a, lo), hi), so lo > hi gives hi everywhere. */
+inline CT max_nan(CT a, CT b) { return IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a > b ? a : b); }
+inline CT min_nan(CT a, CT b) { return IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a < b ? a : b); }
+BINARY(maximum, STORE, max_nan(a, b))
+BINARY(minimum, STORE, min_nan(a, b))
+TERNARY(clamp, STORE, min_nan(max_nan(a, b), c))
+BINARY(clamp_min, STORE, max_nan(a, b))
+BINARY(clamp_max, STORE, min_nan(a, b))
 UNARY(hardtanh, STORE, a < alpha ? alpha : (a > beta ? beta : a))
 BINARY(hardtanh_backward, STORE, (b <= alpha || b >= beta) ? (CT)0 : a)
 /* threshold(x, other): x <= alpha ? beta : other (threshold_backward is the same with 0). */

@@ -39,8 +39,7 @@ static inline void harness_report(int ok, const char *file, int line, const char
 /* CHECK_OK(call): passes when the call returns AXON_SUCCESS; else shows the status and
  * axon_last_error(). Evaluates to 1 on success, 0 on failure. */
 #define CHECK_OK(call) harness_check_ok((call), #call, __FILE__, __LINE__)
-static inline int harness_check_ok(axon_status_t st, const char *what, const char *file,
-                                   int line) {
+static inline int harness_check_ok(axon_status_t st, const char *what, const char *file, int line) {
   if (st == AXON_SUCCESS) {
     harness_report(1, file, line, "%s", what);
     return 1;
@@ -61,12 +60,12 @@ static inline int harness_check_status(axon_status_t st, axon_status_t expected,
 }
 
 /* Fatal: a failure that makes the rest of the program meaningless. */
-#define REQUIRE_OK(call)                                  \
-  do {                                                    \
-    if (!CHECK_OK(call)) {                                \
-      printf("aborting: a required step failed\n");      \
-      return harness_summary();                           \
-    }                                                     \
+#define REQUIRE_OK(call)                            \
+  do {                                              \
+    if (!CHECK_OK(call)) {                          \
+      printf("aborting: a required step failed\n"); \
+      return harness_summary();                     \
+    }                                               \
   } while (0)
 
 static inline int harness_summary(void) {
@@ -131,7 +130,7 @@ static inline uint16_t float_to_half(float f) {
   float a = fabsf(f);
   if (isnan(f)) return sign | 0x7e00;
   if (a >= 65520.0f) return sign | 0x7c00; /* rounds to infinity */
-  if (a < ldexpf(1.0f, -14)) {                /* subnormal: units of 2^-24, nearest even */
+  if (a < ldexpf(1.0f, -14)) {             /* subnormal: units of 2^-24, nearest even */
     return sign | (uint16_t)nearbyintf(a * ldexpf(1.0f, 24));
   }
   int e;

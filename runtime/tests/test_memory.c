@@ -24,7 +24,9 @@ static void gate_open(cl_event user) {
   clReleaseEvent(user);
 }
 
-static size_t round512(size_t n) { return (n + 511) / 512 * 512; }
+static size_t round512(size_t n) {
+  return (n + 511) / 512 * 512;
+}
 
 static void test_malloc_free(void) {
   void *p = (void *)1;
@@ -136,8 +138,7 @@ static void test_caching_and_stats(void) {
   CHECK_OK(axon_malloc(DEV, size, NULL, &a));
   CHECK_OK(axon_memory_stats_get(DEV, &s1));
   CHECK(s1.allocated_bytes == s0.allocated_bytes + round512(size),
-        "allocated_bytes grows by the rounded size (%llu)",
-        (unsigned long long)s1.allocated_bytes);
+        "allocated_bytes grows by the rounded size (%llu)", (unsigned long long)s1.allocated_bytes);
   CHECK(s1.alloc_count == s0.alloc_count + 1, "alloc_count + 1");
   CHECK(s1.reserved_bytes >= s1.allocated_bytes && s1.reserved_bytes > 0,
         "reserved_bytes covers the allocation");

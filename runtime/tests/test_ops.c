@@ -7,7 +7,9 @@
 
 static axon_stream_t S;
 
-static void *up(const void *host, size_t bytes) { return dev_upload(DEV, host, bytes); }
+static void *up(const void *host, size_t bytes) {
+  return dev_upload(DEV, host, bytes);
+}
 static void *dev_zeros(size_t bytes) {
   void *h = calloc(1, bytes), *d = up(h, bytes);
   free(h);
@@ -60,7 +62,9 @@ static axon_ew_desc ew1d(int64_t n, int ninputs) {
 
 /* ---- elementwise, float32 ------------------------------------------------------------------ */
 
-static double gelu_ref(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
+static double gelu_ref(double x) {
+  return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+}
 static double gelu_tanh_ref(double x) {
   return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
 }
@@ -222,10 +226,27 @@ static void test_elementwise_f32(void) {
     for (int c = 0; c < C; c++) want[r * C + c] = (double)x[r * C + c] - 0.5 * yrow[c];
   check_f32("sub(x, row, alpha=0.5) over 3 dims with a size-1 dim f32", out, want, N, 1.0, 1e-6);
 
+  /* 0-dim tensors: one element, no dimensions. */
+  memset(&d, 0, sizeof d);
+  d.ninputs = 2;
+  d.data[0] = dout;
+  d.data[1] = (float *)dx + 7;
+  d.data[2] = (float *)dy + 9;
+  CHECK_OK(axon_elementwise(S, "mul", AXON_F32, AXON_F32, &d, 1.0, 0.0));
+  down(out, dout, 2 * sizeof(float));
+  want[0] = (double)x[7] * y[9];
+  want[1] = (double)x[1] - 0.5 * yrow[1]; /* untouched since the 3-D sub above */
+  check_f32("mul of 0-dim tensors writes exactly one element", out, want, 2, 1.0, 1e-6);
+  d.ninputs = 4;
+  CHECK_STATUS(axon_elementwise(S, "add", AXON_F32, AXON_F32, &d, 1.0, 0.0),
+               AXON_ERROR_INVALID_ARGUMENT);
+  d.ninputs = 2;
+
   /* An unknown op is reported, not crashed on. */
   CHECK_STATUS(axon_elementwise(S, "no_such_op", AXON_F32, AXON_F32, &d, 0, 0),
                AXON_ERROR_UNSUPPORTED);
   /* An empty iteration is a no-op. */
+  d.ndim = 1;
   d.sizes[0] = 0;
   CHECK_OK(axon_elementwise(S, "add", AXON_F32, AXON_F32, &d, 1.0, 0.0));
 
@@ -460,10 +481,10 @@ static void test_cast(void) {
   f[0] = 0.0f;
   f[1] = -0.0f;
   f[2] = 65504.0f;
-  f[3] = 70000.0f;                           /* float16 overflow: infinity */
-  f[4] = 1e-6f;                              /* float16 subnormal */
-  f[5] = 1.0f + ldexpf(1.0f, -11);           /* a tie: rounds down to even */
-  f[6] = 1.0f + 3.0f * ldexpf(1.0f, -11);    /* a tie: rounds up to even */
+  f[3] = 70000.0f;                        /* float16 overflow: infinity */
+  f[4] = 1e-6f;                           /* float16 subnormal */
+  f[5] = 1.0f + ldexpf(1.0f, -11);        /* a tie: rounds down to even */
+  f[6] = 1.0f + 3.0f * ldexpf(1.0f, -11); /* a tie: rounds up to even */
   f[7] = NAN;
   f[8] = -INFINITY;
   f[9] = 0.5f;
@@ -538,8 +559,8 @@ static void test_cast(void) {
   down(bl, dbl, sizeof bl);
   bad = 0;
   for (int i = 0; i < N; i++) bad += bl[i] != (f[i] != 0.0f);
-  CHECK(bad == 0 && bl[1] == 0 && bl[7] == 1, "cast float32 -> bool (-0 false, NaN true) (%d wrong)",
-        bad);
+  CHECK(bad == 0 && bl[1] == 0 && bl[7] == 1,
+        "cast float32 -> bool (-0 false, NaN true) (%d wrong)", bad);
   d.data[0] = dfb;
   d.data[1] = dbl;
   CHECK_OK(axon_cast(S, AXON_BOOL, AXON_F32, &d));
@@ -854,8 +875,7 @@ static void test_reduce(void) {
   }
   CHECK(bad == 0, "int32 sum over rows (%d wrong)", bad);
 
-  CHECK_STATUS(axon_reduce(S, "no_such_reduction", AXON_F32, &d, 1.0, 0.0),
-               AXON_ERROR_UNSUPPORTED);
+  CHECK_STATUS(axon_reduce(S, "no_such_reduction", AXON_F32, &d, 1.0, 0.0), AXON_ERROR_UNSUPPORTED);
   axon_free(dx);
   axon_free(dout);
   axon_free(didx);
@@ -922,11 +942,20 @@ static void gemm_case(axon_dtype dt, const char *path, int ta, int tb, int64_t b
   size_t es = axon_dtype_size(dt);
   void *ha = malloc(na * es), *hb = malloc(nb * es), *hc = malloc(nc * es);
   for (size_t i = 0; i < na; i++)
-    if (dt == AXON_F32) ((float *)ha)[i] = (float)a[i]; else ((double *)ha)[i] = a[i];
+    if (dt == AXON_F32)
+      ((float *)ha)[i] = (float)a[i];
+    else
+      ((double *)ha)[i] = a[i];
   for (size_t i = 0; i < nb; i++)
-    if (dt == AXON_F32) ((float *)hb)[i] = (float)b[i]; else ((double *)hb)[i] = b[i];
+    if (dt == AXON_F32)
+      ((float *)hb)[i] = (float)b[i];
+    else
+      ((double *)hb)[i] = b[i];
   for (size_t i = 0; i < nc; i++)
-    if (dt == AXON_F32) ((float *)hc)[i] = (float)c0[i]; else ((double *)hc)[i] = c0[i];
+    if (dt == AXON_F32)
+      ((float *)hc)[i] = (float)c0[i];
+    else
+      ((double *)hc)[i] = c0[i];
   void *da = up(ha, na * es), *db = up(hb, nb * es), *dc = up(hc, nc * es);
   g.a = da;
   g.b = db;
@@ -1084,10 +1113,10 @@ static void softmax_case(int64_t outer, int64_t dim, int64_t inner, int log_mode
 
 static void test_softmax(void) {
   for (int log_mode = 0; log_mode < 2; log_mode++) {
-    softmax_case(5, 10, 1, log_mode);   /* short rows: a work-item each */
-    softmax_case(3, 7, 6, log_mode);    /* inner > 1 */
-    softmax_case(4, 300, 1, log_mode);  /* long rows: a work-group each */
-    softmax_case(2, 513, 3, log_mode);  /* long rows with inner > 1 */
+    softmax_case(5, 10, 1, log_mode);  /* short rows: a work-item each */
+    softmax_case(3, 7, 6, log_mode);   /* inner > 1 */
+    softmax_case(4, 300, 1, log_mode); /* long rows: a work-group each */
+    softmax_case(2, 513, 3, log_mode); /* long rows with inner > 1 */
   }
   axon_softmax_desc d = {0, 10, 1, NULL, NULL, NULL, 0};
   CHECK_OK(axon_softmax(S, AXON_F32, &d)); /* empty */

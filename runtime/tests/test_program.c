@@ -123,7 +123,8 @@ static void test_families(void) {
         continue;
       }
       axon_program_t prog = NULL;
-      axon_status_t st = axon_program_get(DEV, families[f], axon_dtype_macro((axon_dtype)dt), &prog);
+      axon_status_t st =
+          axon_program_get(DEV, families[f], axon_dtype_macro((axon_dtype)dt), &prog);
       CHECK(st == AXON_SUCCESS && prog != NULL, "family \"%s\" builds for %s%s%s", families[f],
             axon_dtype_name((axon_dtype)dt), st ? ": " : "", st ? axon_last_error() : "");
     }
