@@ -6,11 +6,12 @@
 PYTHON ?= python3
 DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclblast-dev \
 	libopenblas-dev ccache make gcc g++
-PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy
+# expecttest: PyTorch's OpInfo database (the conformance sweep) imports it.
+PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest
 # ccache's compiler links first: rebuilding the glue costs seconds instead of minutes.
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2
 
-.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean
+.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage
 
 setup: deps build
 
@@ -21,7 +22,7 @@ deps:
 		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
 		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
+	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
 		$(PYTHON) -m pip install -q $(PY_PACKAGES)
 
 build:
@@ -40,6 +41,10 @@ sanitize:
 
 test-python:
 	$(PYTHON) -m pytest tests -q
+
+# The OpInfo conformance sweep (resumable; rewrites docs/op-coverage.{md,json,jsonl}).
+coverage: setup
+	$(PYTHON) -m torch_axon.conformance $(SWEEP_ARGS)
 
 format:
 	clang-format -i runtime/include/axon/*.h runtime/src/*.[ch] runtime/src/ops/*.[ch] \

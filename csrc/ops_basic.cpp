@@ -1,6 +1,7 @@
 // Factories, views, storage, copies and the counted CPU fallback. Shape logic comes from
 // ATen; data movement runs in the runtime.
 #include <ATen/EmptyTensor.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/as_strided_native.h>
@@ -256,6 +257,10 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
   TORCH_CHECK_NOT_IMPLEMENTED(has_axon_dtype(self.scalar_type()) && has_axon_dtype(dst.scalar_type()),
                               "axon: copy between ", self.scalar_type(), " and ", dst.scalar_type(),
                               " is not supported (complex and quantized dtypes are not yet)");
+  // The checks copy_ makes for CPU tensors (through TensorIterator), which the _copy_from
+  // route skips: no element of dst written twice, no partial overlap of dst and self.
+  at::assert_no_internal_overlap(dst);
+  at::assert_no_partial_overlap(dst, self);
   if (is_axon(self) && is_axon(dst)) {
     if (self.device() == dst.device()) {
       device_to_device(dst, self);

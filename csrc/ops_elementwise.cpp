@@ -2,10 +2,12 @@
 // compute dtype, TensorIterator the broadcast shape, output and coalesced strides; the runtime
 // runs the kernel of the same name in kernels/elementwise.cl. Structured ops register their
 // out= variant only: PyTorch derives the functional and in-place forms from it.
+#include <ATen/ScalarOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <torch/library.h>
 
+#include <cstring>
 #include <vector>
 
 #include "axon_glue.h"
@@ -24,7 +26,7 @@ at::ScalarType compute_type(std::initializer_list<Tensor> inputs,
   at::native::ResultTypeState state = {};
   for (const Tensor& t : inputs) state = at::native::update_result_type_state(t, state);
   for (const Scalar& s : scalars)
-    state = at::native::update_result_type_state(at::scalar_tensor(s, at::kCPU), state);
+    state = at::native::update_result_type_state(at::native::wrapped_scalar_tensor(s), state);
   at::ScalarType type = at::native::result_type(state);
   if (promote == Promote::IntToFloat && at::isIntegralType(type, /*includeBool=*/true))
     type = at::typeMetaToScalarType(at::get_default_dtype());
@@ -38,6 +40,43 @@ Tensor as_compute(const Tensor& t, at::ScalarType type) {
   return t.to(type);
 }
 
+// PyTorch converts scalar operands to the compute dtype before the op: as uint8, 300 is 44
+// and -2 is 254 (so u8 == 300 holds for 44); as float16, 0.1 is 0.0999755859375 (so a half
+// tensor holding that value == 0.1). The CPU's mul, div, lerp, addcmul and addcdiv kernels
+// are the exception for float16 / bfloat16: they keep a float scalar (x * 1e5 does not
+// overflow to inf), so `round_reduced` is false for those. The kernels take the value as
+// int / long or float.
+void scalars_to_compute(axon_ew_desc& d, at::ScalarType compute, bool round_reduced) {
+  for (int k = 1; k <= d.ninputs; k++) {
+    if (!d.is_scalar[k]) continue;
+    if (compute == at::kHalf || compute == at::kBFloat16) {
+      if (round_reduced) {
+        float f = float(d.scalars[k]);
+        d.scalars[k] = compute == at::kHalf ? double(float(c10::Half(f))) : double(float(c10::BFloat16(f)));
+      }
+      continue;
+    }
+    if (!at::isIntegralType(compute, /*includeBool=*/true)) continue;
+    int64_t v = d.iscalars[k];
+    switch (compute) {
+      case at::kByte: v = uint8_t(v); break;
+      case at::kChar: v = int8_t(v); break;
+      case at::kShort: v = int16_t(v); break;
+      case at::kInt: v = int32_t(v); break;
+      case at::kBool: v = v != 0; break;
+      default: break;
+    }
+    d.iscalars[k] = v;
+    d.scalars[k] = double(v);
+  }
+}
+
+bool keeps_float_scalars(const char* op) {
+  for (const char* name : {"mul", "div", "div_trunc", "div_floor", "lerp", "addcmul", "addcdiv"})
+    if (std::strcmp(op, name) == 0) return true;
+  return false;
+}
+
 // Runs kernel `op` over out = op(inputs..., scalars...). Extra scalars follow the tensors as
 // scalar inputs. An output of another dtype than the op's natural one gets a converted copy.
 Tensor& run(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
@@ -46,6 +85,8 @@ Tensor& run(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
   c10::DeviceGuard guard(out.device());
   check_dtype_supported(compute, out.device().index());
   at::ScalarType natural = kind == Output::Bool ? at::kBool : compute;
+  TORCH_CHECK(at::canCast(natural, out.scalar_type()), "result type ", natural,
+              " can't be cast to the desired output type ", out.scalar_type());
   at::TensorIteratorConfig config;
   Tensor target = out;
   if (out.scalar_type() != natural) {
@@ -66,6 +107,7 @@ Tensor& run(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
     d.scalars[k] = s.isBoolean() ? double(s.toBool()) : s.toDouble();
     d.iscalars[k] = s.isFloatingPoint() ? int64_t(s.toDouble()) : s.toLong();
   }
+  scalars_to_compute(d, compute, !keeps_float_scalars(op));
   AXON_CHECK(axon_elementwise(stream_for(target), op, to_axon_dtype(compute),
                               to_axon_dtype(natural), &d, alpha, beta));
   if (!target.is_same(out)) {
@@ -144,6 +186,7 @@ Tensor& where_out(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& 
                   .check_all_same_dtype(false)
                   .build();
   axon_ew_desc d = make_ew_desc(iter);
+  scalars_to_compute(d, type, true);
   axon_dtype t = to_axon_dtype(type);
   AXON_CHECK(axon_elementwise(stream_for(out), "where", t, t, &d, 0, 0));
   return out;
@@ -161,11 +204,13 @@ Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value
               "tensor with ", value.dim(), " dimension(s).");
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask "
               "with dtype ", mask.scalar_type());
+  // A CPU tensor filled with an axon 0-dim value dispatches here too: fill it on the CPU.
+  if (self.is_cpu()) return self.masked_fill_(mask, value.item());
   Tensor v = value.is_cpu() ? value.to(self.scalar_type()) : value.to(at::kCPU).to(self.scalar_type());
   return where_out(mask, v, self, self);
 }
 Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const Scalar& value) {
-  return masked_fill_tensor(self, mask, at::scalar_tensor(value, at::kCPU));
+  return masked_fill_tensor(self, mask, c10::scalar_to_tensor(value));
 }
 
 Tensor& clamp_out(const Tensor& self, const std::optional<Scalar>& lo,
@@ -196,7 +241,7 @@ Tensor& pow_tensor_scalar_out(const Tensor& self, const Scalar& exponent, Tensor
 }
 
 Tensor& pow_scalar_out(const Scalar& base, const Tensor& exponent, Tensor& out) {
-  return binary("pow", at::scalar_tensor(base, at::kCPU), exponent, out);
+  return binary("pow", at::native::wrapped_scalar_tensor(base), exponent, out);
 }
 
 Tensor& div_mode_out(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode,

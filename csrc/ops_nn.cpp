@@ -160,6 +160,10 @@ Rows rows_of(const Tensor& t, int64_t dim) {
 
 Tensor& softmax_out_impl(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out, bool log) {
   TORCH_CHECK_NOT_IMPLEMENTED(!half_to_float, "axon: softmax with half_to_float is not supported");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "softmax: not implemented for '",
+                              self.scalar_type(), "' (floating point inputs only)");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "softmax: expected out dtype ", self.scalar_type(),
+              ", got ", out.scalar_type());
   c10::DeviceGuard guard(self.device());
   Tensor x = self.contiguous();
   at::native::resize_output(out, self.sizes());
@@ -173,6 +177,8 @@ Tensor& softmax_out_impl(const Tensor& self, int64_t dim, bool half_to_float, Te
 
 Tensor& softmax_backward_impl(const Tensor& grad, const Tensor& output, int64_t dim, Tensor& out,
                               bool log) {
+  TORCH_CHECK(out.scalar_type() == grad.scalar_type() && output.scalar_type() == grad.scalar_type(),
+              "softmax backward: expected grad, output and out of one dtype");
   c10::DeviceGuard guard(grad.device());
   Tensor g = grad.contiguous(), y = output.contiguous();
   at::native::resize_output(out, grad.sizes());

@@ -82,7 +82,9 @@ void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimM
   }
   if (args.indices)
     TORCH_INTERNAL_ASSERT(args.indices->strides() == out.strides(), "indices must match values");
-  d.in = in.data_ptr();
+  // Reducing zero elements reads nothing, but the kernel still needs a device buffer (an
+  // empty tensor has none): the output stands in, and each output gets the op's identity.
+  d.in = in.numel() > 0 ? in.data_ptr() : out.data_ptr();
   d.out = out.data_ptr();
   d.out_index = args.indices ? args.indices->data_ptr() : nullptr;
   d.aux = args.aux ? args.aux->data_ptr() : nullptr;
@@ -136,6 +138,9 @@ Tensor prod(const Tensor& self, std::optional<at::ScalarType> dtype) {
 
 template <const char* Op>
 Tensor& extreme_out(const Tensor& self, at::IntArrayRef dims, bool keepdim, Tensor& out) {
+  // The kernel writes the input's dtype: another out= dtype would get reinterpreted bytes.
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "Expected the dtype for input and out to match, but got ",
+              self.scalar_type(), " for input's dtype and ", out.scalar_type(), " for out's dtype.");
   DimMask mask = dim_mask(self, dims);
   check_nonempty(Op, self, mask);
   reduce_into(Op, self, out, mask, keepdim);
@@ -156,6 +161,10 @@ Tensor extreme_all(const Tensor& self) {
 template <const char* Op>
 std::tuple<Tensor&, Tensor&> extreme_dim_out(const Tensor& self, int64_t dim, bool keepdim,
                                              Tensor& values, Tensor& indices) {
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
+              ", but got ", values.scalar_type(), " instead");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "Expected out tensor to have dtype long int, but got ",
+              indices.scalar_type(), " instead");
   int64_t dims[1] = {dim};
   DimMask mask = dim_mask(self, dims);
   if (self.dim() == 0) mask.reset();
@@ -177,6 +186,8 @@ std::tuple<Tensor&, Tensor&> extreme_dim_out(const Tensor& self, int64_t dim, bo
 
 template <const char* Op>
 Tensor& arg_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong, "Expected out tensor to have dtype long int, but got ",
+              out.scalar_type(), " instead");
   DimMask mask;
   if (dim.has_value() && self.dim() > 0) {
     int64_t dims[1] = {*dim};
@@ -251,9 +262,14 @@ Tensor& vector_norm_out(const Tensor& self, const at::Scalar& ord, at::OptionalI
   DimMask mask = dim_mask(self, dims);
   ReduceArgs args;
   args.p = p;
-  const char* op = p == 1.0 ? "norm1" : p == 2.0 ? "norm2" : p == 0.0 ? "norm0"
-                 : std::isinf(p) ? (p > 0 ? "norminf" : nullptr) : "normp";
-  TORCH_CHECK_NOT_IMPLEMENTED(op != nullptr, "axon: vector norm of order -inf is not supported yet");
+  if (std::isinf(p) && p < 0) {  // the smallest magnitude
+    Tensor m = at::abs(in);
+    TORCH_CHECK(reduced_count(m, mask) > 0, "linalg.vector_norm cannot compute the -inf norm on an empty "
+                "tensor because the operation does not have an identity");
+    reduce_into("min", m, out, mask, keepdim);
+    return out;
+  }
+  const char* op = p == 1.0 ? "norm1" : p == 2.0 ? "norm2" : p == 0.0 ? "norm0" : std::isinf(p) ? "norminf" : "normp";
   reduce_into(op, in, out, mask, keepdim, args);
   return out;
 }

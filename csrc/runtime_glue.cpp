@@ -134,6 +134,11 @@ void check_index(c10::DeviceIndex index) {
                     " is out of range (", int(n), " axon device(s) available)");
 }
 
+// A device without an index (torch.Stream(device="axon")) means the current one.
+c10::Device resolved(c10::Device d) {
+  return d.has_index() ? d : c10::Device(c10::kPrivateUse1, current_index);
+}
+
 struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return c10::kPrivateUse1; }
 
@@ -150,14 +155,18 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   void uncheckedSetDevice(c10::Device d) const noexcept override {
     if (d.index() >= 0) current_index = d.index();
   }
-  c10::Stream getStream(c10::Device d) const override { return current_stream(d.index()); }
+  c10::Stream getStream(c10::Device d) const override {
+    return current_stream(resolved(d).index());
+  }
   c10::Stream getDefaultStream(c10::Device d) const override {
-    return c10::Stream(c10::Stream::UNSAFE, d, 0);
+    return c10::Stream(c10::Stream::UNSAFE, resolved(d), 0);
   }
   c10::Stream getNewStream(c10::Device d, int /*priority*/) const override {
+    d = resolved(d);
     return c10::Stream(c10::Stream::UNSAFE, d, new_stream_id(d.index()));
   }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool /*high_priority*/) const override {
+    d = resolved(d);
     size_t dev = size_t(d.index());
     std::lock_guard<std::mutex> guard(stream_mutex);
     int slot = pool_next[dev]++ % kPoolSize;

@@ -103,9 +103,11 @@ def test_streams_and_events_order_work():
     s = torch.Stream(device="axon")
     a = torch.ones(1 << 16, device="axon")
     start, end = torch.Event(enable_timing=True), torch.Event(enable_timing=True)
-    start.record()
+    ready = torch.Event()
+    ready.record()  # `a` is written on the default stream: the side stream waits for it
+    s.wait_event(ready)
     with torch.axon.stream(s):
-        s.wait_stream(torch.axon.current_stream()) if hasattr(s, "wait_stream") else None
+        start.record(s)
         b = a * 3
         end.record(s)
     torch.axon.current_stream().wait_event(end)

@@ -12,8 +12,10 @@ def _register() -> None:
     """Registers the backend once; safe to call again."""
     import torch
 
-    from . import _C  # noqa: F401  (loads the native kernels and registrations)
-    from . import device
+    from . import (
+        _C,  # noqa: F401  (loads the native kernels and registrations)
+        device,
+    )
 
     if torch._C._get_privateuse1_backend_name() != "axon":
         torch.utils.rename_privateuse1_backend("axon")

@@ -85,9 +85,11 @@ def main(argv=None) -> int:
     fallbacks = torch.axon.fallback_ops()
     cpu_losses, cpu_time = train(reference, data, "cpu", args.steps, args.batch, 0, "cpu")
 
-    worst = max(abs(a - c) / max(abs(c), 1e-12) for a, c in zip(axon_losses, cpu_losses))
-    print(f"trained on {next(model.parameters()).device} for {args.steps} steps: "
-          f"loss {axon_losses[0]:.4f} -> {axon_losses[-1]:.4f} (cpu: {cpu_losses[-1]:.4f})")
+    worst = max(abs(a - c) / max(abs(c), 1e-12) for a, c in zip(axon_losses, cpu_losses, strict=False))
+    print(
+        f"trained on {next(model.parameters()).device} for {args.steps} steps: "
+        f"loss {axon_losses[0]:.4f} -> {axon_losses[-1]:.4f} (cpu: {cpu_losses[-1]:.4f})"
+    )
     print(f"largest relative loss difference from the CPU run: {worst:.2e}")
     print(f"time: axon {axon_time:.2f} s (cold kernel builds included), cpu {cpu_time:.2f} s")
     print(f"ops that fell back to the CPU: {fallbacks if fallbacks else 'none'}")

@@ -233,7 +233,7 @@ def get_rng_state_all() -> list[torch.Tensor]:
 
 
 def set_rng_state_all(states) -> None:
-    for g, s in zip(default_generators, states):
+    for g, s in zip(default_generators, states, strict=False):
         g.set_state(s)
 
 

@@ -88,7 +88,9 @@ __kernel void ew_where(EW_SIG) {
   STORE(PTR(o), off[0], cond ? b : c);
 }
 
-#if !defined(IS_BOOL)
+#if defined(IS_BOOL)
+UNARY(sign, STORE, a)
+#else
 UNARY(neg, STORE, -a)
 UNARY(sign, STORE, (CT)((0 < a) - (a < 0)))
 UNARY(leaky_relu, STORE, a > 0 ? a : a * alpha)
@@ -104,6 +106,13 @@ UNARY(leaky_relu, STORE, a > 0 ? a : a * alpha)
 
 inline CT sigmoid_of(CT a) { return (CT)1 / ((CT)1 + exp(-a)); }
 
+/* tanh that reaches +-1: some OpenCL libraries (PoCL's float tanh) stop one ulp short, even
+ * at infinity. Beyond these bounds tanh rounds to +-1 in float / double. */
+inline CT tanh_of(CT a) {
+  CT saturate = sizeof(CT) == 4 ? (CT)9.1 : (CT)19.1;
+  return fabs(a) > saturate ? copysign((CT)1, a) : tanh(a);
+}
+
 /* Floor division as PyTorch defines it (div_floor_floating). */
 inline CT floor_divide(CT a, CT b) {
   if (b == 0) return a / b;
@@ -117,7 +126,7 @@ inline CT floor_divide(CT a, CT b) {
 
 inline CT gelu_tanh_backward_of(CT g, CT x) {
   CT inner = SQRT_2_OVER_PI * (x + KAPPA * x * x * x);
-  CT t = tanh(inner);
+  CT t = tanh_of(inner);
   CT left_derivative = HALF * ((CT)1 + t);
   CT right_derivative = HALF * x * ((CT)1 - t * t) * SQRT_2_OVER_PI * ((CT)1 + 3 * KAPPA * x * x);
   return g * (left_derivative + right_derivative);
@@ -137,12 +146,12 @@ UNARY(reciprocal, STORE, (CT)1 / a)
 UNARY(sin, STORE, sin(a))
 UNARY(cos, STORE, cos(a))
 UNARY(tan, STORE, tan(a))
-UNARY(tanh, STORE, tanh(a))
+UNARY(tanh, STORE, tanh_of(a))
 UNARY(sigmoid, STORE, sigmoid_of(a))
 UNARY(erf, STORE, erf(a))
 UNARY(silu, STORE, a * sigmoid_of(a))
 UNARY(gelu, STORE, HALF * a * ((CT)1 + erf(a * SQRT1_2)))
-UNARY(gelu_tanh, STORE, HALF * a * ((CT)1 + tanh(SQRT_2_OVER_PI * (a + KAPPA * a * a * a))))
+UNARY(gelu_tanh, STORE, HALF * a * ((CT)1 + tanh_of(SQRT_2_OVER_PI * (a + KAPPA * a * a * a))))
 UNARY(softplus, STORE, a * alpha > beta ? a : log1p(exp(a * alpha)) / alpha)
 BINARY(div, STORE, a / b)
 BINARY(div_trunc, STORE, trunc(a / b))

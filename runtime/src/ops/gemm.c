@@ -113,19 +113,34 @@ static axon_status_t clblast_gemm(axon_stream_t stream, axon_dtype dtype, const 
   CLBlastTranspose ta = d->trans_a ? CLBlastTransposeYes : CLBlastTransposeNo;
   CLBlastTranspose tb = d->trans_b ? CLBlastTransposeYes : CLBlastTransposeNo;
   cl_command_queue q = stream->queue;
-  CLBlastStatusCode st;
-  if (dtype == AXON_F32)
+  CLBlastStatusCode st = CLBlastSuccess;
+  /* CLBlast's strided-batched gemm rejects a zero batch stride (kInvalidDimension), which a
+   * single product or a broadcast operand has: those run as one plain gemm per batch. */
+  int strided = d->batch > 1 && d->stride_a > 0 && d->stride_b > 0 && d->stride_c > 0;
+  if (strided && dtype == AXON_F32)
     st = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n,
                                     (size_t)d->k, (float)d->alpha, am, ao / es, (size_t)d->lda,
                                     (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb,
                                     (size_t)d->stride_b, (float)d->beta, cm, co / es,
                                     (size_t)d->ldc, (size_t)d->stride_c, (size_t)d->batch, &q, NULL);
-  else
+  else if (strided)
     st = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n,
                                     (size_t)d->k, d->alpha, am, ao / es, (size_t)d->lda,
                                     (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb,
                                     (size_t)d->stride_b, d->beta, cm, co / es, (size_t)d->ldc,
                                     (size_t)d->stride_c, (size_t)d->batch, &q, NULL);
+  for (int64_t i = 0; !strided && i < d->batch && st == CLBlastSuccess; i++) {
+    size_t oa = ao / es + (size_t)(i * d->stride_a), ob = bo / es + (size_t)(i * d->stride_b);
+    size_t oc = co / es + (size_t)(i * d->stride_c);
+    if (dtype == AXON_F32)
+      st = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k,
+                        (float)d->alpha, am, oa, (size_t)d->lda, bm, ob, (size_t)d->ldb,
+                        (float)d->beta, cm, oc, (size_t)d->ldc, &q, NULL);
+    else
+      st = CLBlastDgemm(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k,
+                        d->alpha, am, oa, (size_t)d->lda, bm, ob, (size_t)d->ldb, d->beta, cm, oc,
+                        (size_t)d->ldc, &q, NULL);
+  }
   if (st != CLBlastSuccess)
     return axon_fail(st < 0 && st > -100 ? st : AXON_ERROR_UNSUPPORTED,
                      "CLBlast gemm (%lld x %lld x %lld) failed with status %d", (long long)d->m,
@@ -161,6 +176,14 @@ axon_status_t axon_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_
   if (!axon_device_supports_dtype(axon_stream_device(stream), dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
                      axon_dtype_name(dtype), axon_stream_device(stream));
+  if (d->k == 0) {
+    /* An empty inner dimension: C = beta * C (zeros for beta = 0). BLAS libraries reject or
+     * skip k = 0, and A and B may have no memory at all: the portable kernel does it, with C
+     * standing in for the unread operands. */
+    axon_gemm_desc e = *d;
+    e.a = e.b = d->c;
+    return kernel_gemm(stream, dtype, &e);
+  }
   switch (axon_gemm_path_for(stream, dtype)) {
     case AXON_GEMM_HOST_BLAS: return host_gemm(stream, dtype, d);
     case AXON_GEMM_CLBLAST: return clblast_gemm(stream, dtype, d);
