@@ -1,15 +1,21 @@
 /* Copies between host memory and device addresses, and between device addresses. */
 #include "internal.h"
 
+/* The buffer behind a device address and the stream to use (the device's default if NULL). */
+static axon_status_t copy_target(const void *device_ptr, axon_stream_t *stream, cl_mem *mem,
+                                 size_t *offset) {
+  AXON_TRY(axon_resolve_mem(device_ptr, mem, offset));
+  int device = -1;
+  axon_is_device_ptr(device_ptr, &device);
+  return axon_stream_resolve(*stream, device, stream);
+}
+
 axon_status_t axon_copy_h2d(void *dst, const void *src, size_t bytes, axon_stream_t stream,
                             int blocking) {
   if (bytes == 0) return AXON_SUCCESS;
   cl_mem mem;
   size_t off;
-  AXON_TRY(axon_resolve_mem(dst, &mem, &off));
-  int device = -1;
-  axon_is_device_ptr(dst, &device);
-  AXON_TRY(axon_stream_resolve(stream, device, &stream));
+  AXON_TRY(copy_target(dst, &stream, &mem, &off));
   AXON_CL_CHECK(clEnqueueWriteBuffer(stream->queue, mem, blocking ? CL_TRUE : CL_FALSE, off, bytes,
                                      src, 0, NULL, NULL),
                 "host-to-device copy");
@@ -22,10 +28,7 @@ axon_status_t axon_copy_d2h(void *dst, const void *src, size_t bytes, axon_strea
   if (bytes == 0) return AXON_SUCCESS;
   cl_mem mem;
   size_t off;
-  AXON_TRY(axon_resolve_mem(src, &mem, &off));
-  int device = -1;
-  axon_is_device_ptr(src, &device);
-  AXON_TRY(axon_stream_resolve(stream, device, &stream));
+  AXON_TRY(copy_target(src, &stream, &mem, &off));
   AXON_CL_CHECK(clEnqueueReadBuffer(stream->queue, mem, blocking ? CL_TRUE : CL_FALSE, off, bytes,
                                     dst, 0, NULL, NULL),
                 "device-to-host copy");
@@ -37,11 +40,8 @@ axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes, axon_strea
   if (bytes == 0 || dst == src) return AXON_SUCCESS;
   cl_mem dmem, smem;
   size_t doff, soff;
-  AXON_TRY(axon_resolve_mem(dst, &dmem, &doff));
+  AXON_TRY(copy_target(dst, &stream, &dmem, &doff));
   AXON_TRY(axon_resolve_mem(src, &smem, &soff));
-  int device = -1;
-  axon_is_device_ptr(dst, &device);
-  AXON_TRY(axon_stream_resolve(stream, device, &stream));
   AXON_CL_CHECK(clEnqueueCopyBuffer(stream->queue, smem, dmem, soff, doff, bytes, 0, NULL, NULL),
                 "device-to-device copy");
   return AXON_SUCCESS;

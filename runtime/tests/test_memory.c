@@ -2,27 +2,10 @@
 #include <stdint.h>
 
 #include "harness.h"
-#include "internal.h" /* only to hold a stream back with an OpenCL user event */
+#include "gate.h"
 
 #define DEV 0
 
-/* A gate: work queued on `stream` after gate_close() waits until gate_open(). */
-static cl_event gate_close(axon_stream_t stream) {
-  cl_int err;
-  cl_event user = clCreateUserEvent(stream->device->context, &err);
-  if (!user) return NULL;
-  if (clEnqueueMarkerWithWaitList(stream->queue, 1, &user, NULL) != CL_SUCCESS) {
-    clSetUserEventStatus(user, CL_COMPLETE);
-    clReleaseEvent(user);
-    return NULL;
-  }
-  clFlush(stream->queue);
-  return user;
-}
-static void gate_open(cl_event user) {
-  clSetUserEventStatus(user, CL_COMPLETE);
-  clReleaseEvent(user);
-}
 
 static size_t round512(size_t n) {
   return (n + 511) / 512 * 512;
