@@ -1,0 +1,971 @@
+"""Conformance sweep: every OpInfo of PyTorch's ``op_db`` run on the CPU and on ``axon``, compared.
+
+Run it as ``python -m torch_axon.conformance`` (``--help`` lists the options). For each OpInfo, each
+selected dtype and the first ``--max-samples`` sample inputs, the op runs on the CPU and on axon
+(every tensor of the sample moved there with its strides and whole storage, ``device`` arguments
+pointed there; arguments stay on the CPU only if the op asks for CPU ones), results are compared
+with the dtype's tolerance (loosened where the OpInfo itself declares a looser one), and for
+float32 / float64 ops that support autograd the input gradients of a fixed weighted sum of the
+outputs are compared too. A floating value that differs from the CPU's beyond the tolerance still
+passes if it is no less accurate than the CPU's against the same computation in float64 (noted in
+the detail). Random ops are compared by shape and dtype only. Each (op, dtype) pair gets one class:
+
+- ``native-pass``: every sample matched and nothing ran through Axon's counted CPU fallback;
+- ``fallback-pass``: every sample matched, but some ops fell back (listed in the detail);
+- ``mismatch``: a result or gradient differs (first difference in the detail);
+- ``error``: axon raised where the CPU did not (exception type and message), or ``timeout``;
+- ``skip``: nothing could be compared, with the reason: the op or the device does not support
+  the dtype (or layout: Axon's documented refusals), the CPU itself raised on every sample, or
+  PyTorch itself waives the device-vs-CPU comparison of the op (its test_compare_cpu) and the
+  values differ.
+
+Results are appended to a JSONL checkpoint as each pair finishes, so an interrupted sweep resumes
+where it stopped (``--restart`` starts over). The report goes to ``docs/op-coverage.md``, between
+the markers ``<!-- sweep:begin -->`` and ``<!-- sweep:end -->`` (the hand-written part above them
+stays), and to ``docs/op-coverage.json``. ``run_sweep`` is the same sweep as a function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import itertools
+import json
+import os
+import re
+import shlex
+import signal
+import sys
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+AXON = "axon"
+
+DTYPES: dict[str, torch.dtype] = {
+    "float32": torch.float32,
+    "float64": torch.float64,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "int64": torch.int64,
+    "int32": torch.int32,
+    "uint8": torch.uint8,
+    "bool": torch.bool,
+}
+GRAD_DTYPES = (torch.float32, torch.float64)
+
+# The fast subset (float32 only): common ops that Axon runs with native kernels.
+FAST_OPS: tuple[str, ...] = (
+    "add", "sub", "mul", "div", "exp", "log", "sqrt", "tanh", "sigmoid",
+    "nn.functional.relu", "nn.functional.gelu", "nn.functional.silu",
+    "sum", "mean", "amax", "argmax", "var", "std", "norm", "linalg.vector_norm",
+    "mm", "bmm", "addmm", "matmul", "softmax", "log_softmax",
+    "nn.functional.cross_entropy", "nn.functional.mse_loss",
+    "where", "clamp", "maximum", "pow", "eq", "lt", "logical_and", "abs", "neg",
+    "lerp", "addcmul", "addcdiv",
+)  # fmt: skip
+
+# Ops whose values are random (or uninitialised): only shapes and dtypes are compared. OpInfos
+# flagged ``has_nondeterministic_output`` are treated the same way.
+RANDOM_OPS = frozenset(
+    {
+        "bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial", "normal",
+        "uniform", "rand_like", "randint", "randint_like", "randn", "randn_like",
+        "nn.functional.dropout", "nn.functional.dropout2d", "nn.functional.dropout3d",
+        "nn.functional.alpha_dropout", "nn.functional.feature_alpha_dropout", "nn.functional.rrelu",
+        "nn.functional.fractional_max_pool2d", "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank",
+    }
+)  # fmt: skip
+
+# Tolerances (atol, rtol): torch.testing's defaults, looser for the 16-bit floats.
+DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    torch.float32: (1e-5, 1.3e-6),
+    torch.float64: (1e-7, 1e-7),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (1e-2, 1e-2),
+}
+# Tests whose tolerance overrides (declared on the OpInfo) apply to a device-vs-CPU comparison.
+TOLERANCE_TESTS = frozenset({None, "test_compare_cpu", "test_noncontiguous_samples", "test_variant_consistency_eager"})
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+DEFAULT_CHECKPOINT = DOCS / "op-coverage.jsonl"
+DEFAULT_MARKDOWN = DOCS / "op-coverage.md"
+DEFAULT_JSON = DOCS / "op-coverage.json"
+BEGIN_MARK, END_MARK = "<!-- sweep:begin -->", "<!-- sweep:end -->"
+
+# Axon's documented refusals (complex and quantized dtypes, sparse layouts): a skip, not an error.
+UNSUPPORTED = (
+    (re.compile(r"dtype (\w+) is not supported on the axon device"), "dtype {} not supported on the device"),
+    (re.compile(r"with arguments from the '(Sparse\w*)axon' backend"), "layout {} not supported on the device"),
+)
+
+# Sample dtypes whose mismatches are checked against a float64 computation on the CPU.
+REFERENCE_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+ACCURACY_NOTE = "differs from the CPU, but no less accurate against float64"
+
+OP_LACKS_DTYPE = "dtype not supported by the op"
+
+CLASSES = ("native-pass", "fallback-pass", "mismatch", "error", "skip")
+DETAIL_LEN = 200
+
+
+@dataclass
+class Row:
+    """The outcome for one (op, dtype) pair."""
+
+    op: str
+    dtype: str
+    cls: str
+    detail: str = ""
+    samples: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        """The row as a JSON object (``cls`` is written as ``class``)."""
+        d = asdict(self)
+        d["class"] = d.pop("cls")
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> Row:
+        """Inverse of ``to_json``."""
+        d = dict(d)
+        d["cls"] = d.pop("class")
+        return cls(**d)
+
+
+@dataclass
+class Outcome:
+    """The outcome for one sample: ``pass``, ``skip``, ``mismatch`` or ``error``, with a detail."""
+
+    status: str
+    detail: str = ""
+
+
+@dataclass
+class PairLimits:
+    """The per-pair limits: sample inputs run, and seconds."""
+
+    max_samples: int = 8
+    timeout: float = 60.0
+
+
+class PairTimeout(BaseException):
+    """Raised by the alarm when an (op, dtype) pair runs past its time limit.
+
+    A BaseException, so that the per-sample ``except Exception`` clauses let it through.
+    """
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def shorten(text: str, n: int = DETAIL_LEN) -> str:
+    """One line of at most ``n`` characters."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= n else text[: n - 3] + "..."
+
+
+def describe(exc: BaseException) -> str:
+    """``Type: message``, shortened."""
+    return shorten(f"{type(exc).__name__}: {exc}")
+
+
+def dtype_name(dtype: torch.dtype) -> str:
+    """``torch.float32`` -> ``float32``."""
+    return str(dtype).removeprefix("torch.")
+
+
+def op_key(op) -> str:
+    """The OpInfo's name, with its variant after a dot (``div.trunc_rounding``)."""
+    return f"{op.name}.{op.variant_test_name}" if op.variant_test_name else op.name
+
+
+def load_op_db() -> list:
+    """PyTorch's OpInfo database (needs the ``expecttest`` package)."""
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    return op_db
+
+
+def select_ops(op_db: Sequence, names: Iterable[str] | None = None, limit: int | None = None) -> list:
+    """The OpInfos whose name or full key is in ``names`` (all if None), the first ``limit`` of them."""
+    wanted = set(names) if names is not None else None
+    chosen = [op for op in op_db if wanted is None or op.name in wanted or op_key(op) in wanted]
+    return chosen[:limit] if limit is not None else chosen
+
+
+def is_random(op) -> bool:
+    """Whether the op's values are random or undefined, so only shapes and dtypes can be compared."""
+    return op.name in RANDOM_OPS or bool(getattr(op, "has_nondeterministic_output", False))
+
+
+def declared_tolerance(op, dtype: torch.dtype) -> tuple[float, float]:
+    """The loosest (atol, rtol) that the OpInfo's tolerance overrides declare for ``dtype``, or zeros."""
+    from torch.testing._internal.common_device_type import toleranceOverride
+    from torch.testing._internal.opinfo.core import DecorateInfo
+
+    atol = rtol = 0.0
+    for info in op.decorators:
+        if isinstance(info, DecorateInfo) and info.test_name not in TOLERANCE_TESTS:
+            continue
+        for dec in info.decorators if isinstance(info, DecorateInfo) else [info]:
+            if isinstance(dec, toleranceOverride) and dtype in dec.d:
+                atol, rtol = max(atol, dec.d[dtype].atol), max(rtol, dec.d[dtype].rtol)
+    return atol, rtol
+
+
+@dataclass
+class Tolerance:
+    """(atol, rtol) for a result: its dtype's default, loosened by the op's override for the sample dtype."""
+
+    sample_dtype: torch.dtype
+    declared: tuple[float, float] = (0.0, 0.0)
+
+    @classmethod
+    def for_op(cls, op, dtype: torch.dtype) -> Tolerance:
+        """The tolerance of an (op, dtype) pair."""
+        return cls(dtype, declared_tolerance(op, dtype))
+
+    def __call__(self, result_dtype: torch.dtype | None = None) -> dict[str, float]:
+        """Keyword arguments for assert_close (None: a Python number, judged at the sample dtype)."""
+        atol, rtol = DEFAULT_TOLERANCES.get(result_dtype or self.sample_dtype, (0.0, 0.0))
+        return {"atol": max(atol, self.declared[0]), "rtol": max(rtol, self.declared[1])}
+
+
+def cpu_comparison_waived(op, dtype: torch.dtype) -> bool:
+    """Whether the OpInfo skips or expects to fail PyTorch's own device-vs-CPU test (test_compare_cpu).
+
+    PyTorch does that where the values legitimately differ between devices (random, non-unique or
+    undefined results): a mismatch there is a skip, not an Axon bug.
+    """
+    from torch.testing._internal.opinfo.core import DecorateInfo
+
+    return any(
+        isinstance(info, DecorateInfo)
+        and info.test_name == "test_compare_cpu"
+        and info.device_type is None
+        and (info.dtypes is None or dtype in info.dtypes)
+        and bool(info.active_if)
+        for info in op.decorators
+    )
+
+
+def device_supports(dtype: torch.dtype) -> bool:
+    """Whether axon can hold tensors of ``dtype`` (float64 needs cl_khr_fp64)."""
+    try:
+        torch.zeros(1, dtype=dtype, device=AXON).cpu()
+    except Exception:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Raises PairTimeout in the block after ``seconds`` (main thread only; no limit elsewhere)."""
+    try:
+        previous = signal.signal(signal.SIGALRM, _raise_timeout)
+    except ValueError:  # not the main thread
+        yield
+        return
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _raise_timeout(signum, frame):
+    raise PairTimeout()
+
+
+# --------------------------------------------------------------------------------------------
+# Moving samples and comparing results
+
+
+def map_structure(fn: Callable[[Any], Any], obj: Any) -> Any:
+    """Applies ``fn`` to every leaf of nested lists, tuples and dicts."""
+    if isinstance(obj, dict):
+        return {k: map_structure(fn, v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)) and not isinstance(obj, torch.Size):
+        items = [map_structure(fn, v) for v in obj]
+        return type(obj)(items) if type(obj) in (list, tuple) else type(obj)(*items)
+    return fn(obj)
+
+
+def leaves(obj: Any) -> list:
+    """The leaves of nested lists, tuples (named ones too) and dicts, in order."""
+    if isinstance(obj, dict):
+        return [x for v in obj.values() for x in leaves(v)]
+    if isinstance(obj, (list, tuple)) and not isinstance(obj, torch.Size):
+        return [x for v in obj for x in leaves(v)]
+    return [obj]
+
+
+def relocate(t: torch.Tensor, **to_kwargs) -> torch.Tensor:
+    """``t.detach().to(**to_kwargs)`` keeping t's strides and storage offset, with its whole storage.
+
+    A view keeps what lies outside it in the storage (``as_strided`` may reach there) and an
+    expanded tensor stays expanded, as on the CPU. Non-strided tensors are simply converted.
+    """
+    if t.layout != torch.strided or t.is_conj() or t.is_neg():
+        return t.detach().to(**to_kwargs)
+    storage = t.untyped_storage()
+    flat = torch.empty(0, dtype=t.dtype).set_(storage, 0, (storage.nbytes() // t.element_size(),))
+    return flat.to(**to_kwargs).as_strided(t.size(), t.stride(), t.storage_offset())
+
+
+def to_axon(obj: Any) -> Any:
+    """A tensor moved to axon (a leaf that requires grad stays one), the CPU device replaced by axon.
+
+    Anything else is returned as it is.
+    """
+    if _is_cpu_device(obj):
+        return torch.device(AXON) if isinstance(obj, torch.device) else AXON
+    if not isinstance(obj, torch.Tensor):
+        return obj
+    return relocate(obj, device=AXON).requires_grad_(obj.requires_grad)
+
+
+def _is_cpu_device(value: Any) -> bool:
+    return (isinstance(value, str) and value == "cpu") or (isinstance(value, torch.device) and value.type == "cpu")
+
+
+def axon_sample(sample, move_args: bool = True) -> tuple[Any, tuple, dict]:
+    """(input, args, kwargs) of a CPU SampleInput on axon; ``device="cpu"`` keywords become axon.
+
+    With ``move_args`` False only the input moves: the tensors of args and kwargs stay on the CPU
+    (for ops that want some arguments there, such as ``tensor_split``'s indices).
+    """
+    move = to_axon if move_args else (lambda x: x)
+    kwargs = {k: to_axon(v) if k == "device" else map_structure(move, v) for k, v in sample.kwargs.items()}
+    return map_structure(to_axon, sample.input), map_structure(move, tuple(sample.args)), kwargs
+
+
+def has_axon_tensor(inp: Any, args: tuple, kwargs: dict) -> bool:
+    """Whether a moved sample puts anything on axon (a tensor, or a ``device=`` keyword)."""
+    tensors = [t for t in leaves([inp, args, kwargs]) if isinstance(t, torch.Tensor)]
+    return any(t.device.type == AXON for t in tensors) or str(kwargs.get("device")) == AXON
+
+
+@dataclass
+class Check:
+    """How results are compared: the tolerance, whether values count, whether results must be on axon."""
+
+    tol: Tolerance
+    values: bool = True
+    on_axon: bool = True
+
+
+def compare(cpu: Any, axon: Any, check: Check, path: str = "output") -> None:
+    """Asserts that an axon result matches the CPU one, recursing through sequences and dicts.
+
+    Tensors must have the CPU result's shape and dtype (and be on axon if ``check.on_axon``), and
+    if ``check.values`` its values within the tolerance; non-tensor results must be equal.
+    """
+    if isinstance(cpu, torch.Tensor):
+        _compare_tensor(cpu, axon, check, path)
+    elif isinstance(cpu, dict):
+        _assert(isinstance(axon, dict) and cpu.keys() == axon.keys(), f"{path}: keys differ")
+        for k in cpu:
+            compare(cpu[k], axon[k], check, f"{path}[{k!r}]")
+    elif isinstance(cpu, (list, tuple)) and not isinstance(cpu, torch.Size):
+        _assert(isinstance(axon, (list, tuple)), f"{path}: expected a sequence, got {type(axon).__name__}")
+        _assert(len(cpu) == len(axon), f"{path}: length {len(axon)} on axon, {len(cpu)} on CPU")
+        for i, (c, a) in enumerate(zip(cpu, axon, strict=True)):
+            compare(c, a, check, f"{path}[{i}]")
+    elif isinstance(cpu, float) and check.values:
+        torch.testing.assert_close(axon, cpu, equal_nan=True, msg=lambda m: f"{path}: {m}", **check.tol())
+    elif check.values:
+        _assert(axon == cpu, f"{path}: {axon!r} on axon, {cpu!r} on CPU")
+
+
+def _compare_tensor(cpu: torch.Tensor, axon: Any, check: Check, path: str) -> None:
+    _assert(isinstance(axon, torch.Tensor), f"{path}: expected a tensor, got {type(axon).__name__}")
+    _assert(not check.on_axon or axon.device.type == AXON, f"{path}: result is on {axon.device}, not on axon")
+    _assert(axon.shape == cpu.shape, f"{path}: shape {tuple(axon.shape)} on axon, {tuple(cpu.shape)} on CPU")
+    _assert(axon.dtype == cpu.dtype, f"{path}: dtype {axon.dtype} on axon, {cpu.dtype} on CPU")
+    if check.values:
+        a, c = axon.detach().cpu(), cpu.detach()
+        torch.testing.assert_close(a, c, equal_nan=True, msg=lambda m: f"{path}: {m}", **check.tol(cpu.dtype))
+
+
+def _assert(ok: bool, message: str) -> None:
+    if not ok:
+        raise AssertionError(message)
+
+
+# --------------------------------------------------------------------------------------------
+# Running one sample
+
+
+def grad_inputs(inp: Any, args: tuple, kwargs: dict) -> list[torch.Tensor]:
+    """The sample's tensors that require grad, in order."""
+    return [t for t in leaves([inp, args, kwargs]) if isinstance(t, torch.Tensor) and t.requires_grad]
+
+
+def differentiable_outputs(outputs: Any) -> list[torch.Tensor]:
+    """The floating outputs that require grad."""
+    return [t for t in leaves(outputs) if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
+
+
+def grad_weights(outputs: Any) -> list[torch.Tensor]:
+    """A fixed random CPU weight for each differentiable output (seeded, so repeatable)."""
+    gen = torch.Generator().manual_seed(1234)
+    return [torch.randn(t.shape, generator=gen, dtype=t.dtype) for t in differentiable_outputs(outputs)]
+
+
+def input_grads(outputs: Any, weights: list[torch.Tensor], inputs: list[torch.Tensor]) -> list:
+    """d(sum of output * weight)/d(inputs); None for inputs the outputs do not depend on."""
+    outs = differentiable_outputs(outputs)
+    scalar = sum((o * w.to(o.device)).sum() for o, w in zip(outs, weights, strict=True))
+    return list(torch.autograd.grad(scalar, inputs, allow_unused=True))
+
+
+def call(op, sample, moved: tuple[Any, tuple, dict]) -> Any:
+    """The op on (input, args, kwargs), its result post-processed as the OpInfo asks."""
+    inp, args, kwargs = moved
+    return sample.output_process_fn_grad(op(inp, *args, **kwargs))
+
+
+def run_on_axon(op, sample, moved: tuple, input_only: tuple) -> tuple[tuple, Any]:
+    """(the sample used, the result) on axon; retried with args on the CPU if the op asked for CPU args."""
+    try:
+        return moved, call(op, sample, moved)
+    except Exception as e:
+        if "cpu" not in str(e).lower():
+            raise
+        try:
+            return input_only, call(op, sample, input_only)
+        except Exception:
+            raise e from None
+
+
+def unsupported_reason(exc: Exception) -> str | None:
+    """The skip reason if ``exc`` is one of Axon's documented refusals, else None."""
+    if isinstance(exc, NotImplementedError):
+        for pattern, reason in UNSUPPORTED:
+            if match := pattern.search(str(exc)):
+                return reason.format(match.group(1))
+    return None
+
+
+def run_sample(op, sample, tol: Tolerance, want_grad: bool) -> Outcome:
+    """Runs one sample on the CPU and on axon and compares outputs (and gradients if ``want_grad``)."""
+    moved, input_only = axon_sample(sample), axon_sample(sample, move_args=False)  # before any in-place op
+    if not has_axon_tensor(*moved):
+        return Outcome("skip", "sample puts no tensor on axon")
+    reference = Float64Reference(op, sample) if tol.sample_dtype in REFERENCE_DTYPES else None
+    try:
+        cpu_out = call(op, sample, (sample.input, sample.args, sample.kwargs))
+    except Exception as e:
+        return Outcome("skip", f"CPU raised: {describe(e)}")
+    try:
+        moved, axon_out = run_on_axon(op, sample, moved, input_only)
+    except Exception as e:
+        return Outcome("skip", reason) if (reason := unsupported_reason(e)) else Outcome("error", describe(e))
+    values = not is_random(op)
+    outcome = check_results(cpu_out, axon_out, Check(tol, values=values), reference and reference.outputs)
+    if outcome.status == "pass" and want_grad and values:
+        grads = compare_grads(sample, cpu_out, moved, axon_out, tol, reference)
+        return grads if grads.status != "pass" or grads.detail else outcome
+    return outcome
+
+
+def compare_grads(sample, cpu_out: Any, moved: tuple, axon_out: Any, tol: Tolerance, reference) -> Outcome:
+    """Compares the input gradients of a fixed weighted sum of the outputs on the CPU and on axon."""
+    cpu_inputs = grad_inputs(sample.input, sample.args, sample.kwargs)
+    weights = grad_weights(cpu_out)
+    if not cpu_inputs or not weights:
+        return Outcome("pass")
+    try:
+        cpu_grads = input_grads(cpu_out, weights, cpu_inputs)
+    except Exception:
+        return Outcome("pass")  # no gradient to compare (the CPU cannot differentiate this sample)
+    try:
+        axon_grads = input_grads(axon_out, weights, grad_inputs(*moved))
+    except Exception as e:
+        return Outcome("error", "backward: " + describe(e))
+    ref = reference and (lambda: reference.grads(weights))
+    return check_results(cpu_grads, axon_grads, Check(tol, on_axon=False), ref, path="grad")
+
+
+def check_results(cpu: Any, axon: Any, check: Check, reference: Callable[[], Any] | None, path="output") -> Outcome:
+    """Compares results: structure (devices, shapes, dtypes) first, then values.
+
+    Values that differ from the CPU's still pass when they are no less accurate than the CPU's
+    against ``reference()`` (the same computation in float64), noted in the outcome's detail.
+    """
+    try:
+        compare(cpu, axon, replace(check, values=False), path)
+        compare(cpu, axon, check, path)
+    except AssertionError as e:
+        if check.values and reference is not None and no_less_accurate(cpu, axon, reference, check.tol):
+            return Outcome("pass", ACCURACY_NOTE)
+        return Outcome("mismatch", shorten(str(e)))
+    return Outcome("pass")
+
+
+# --------------------------------------------------------------------------------------------
+# The float64 yardstick
+
+
+def _widen(obj: Any) -> Any:
+    """A float64 copy of a floating tensor (a leaf that requires grad stays one), a copy of another."""
+    if not isinstance(obj, torch.Tensor):
+        return obj
+    if not obj.is_floating_point():
+        return obj.detach().clone()
+    return relocate(obj, dtype=torch.float64, copy=True).requires_grad_(obj.requires_grad)
+
+
+class Float64Reference:
+    """The op on a float64 copy of a sample, on the CPU: the yardstick when axon and the CPU differ."""
+
+    def __init__(self, op, sample):
+        self.op, self.sample = op, sample
+        # Copied now, before the CPU run could change the sample in place.
+        self.inputs = tuple(map_structure(_widen, x) for x in (sample.input, tuple(sample.args), sample.kwargs))
+        self._outputs = None
+
+    def outputs(self) -> Any:
+        """The op's (post-processed) outputs in float64, computed once."""
+        if self._outputs is None:
+            self._outputs = call(self.op, self.sample, self.inputs)
+        return self._outputs
+
+    def grads(self, weights: list[torch.Tensor]) -> list:
+        """The input gradients of the weighted output sum in float64."""
+        return input_grads(self.outputs(), [w.double() for w in weights], grad_inputs(*self.inputs))
+
+
+def no_less_accurate(cpu: Any, axon: Any, reference: Callable[[], Any], tol: Tolerance) -> bool:
+    """Whether each axon value is close to the CPU's or, where the CPU's is finite, no farther from the reference.
+
+    Non-floating results must be equal; False if the reference cannot be computed.
+    """
+    try:
+        ref = reference()
+    except Exception:
+        return False
+    c_leaves, a_leaves, r_leaves = leaves(cpu), leaves(axon), leaves(ref)
+    if not len(c_leaves) == len(a_leaves) == len(r_leaves):
+        return False
+    return all(_leaf_no_less_accurate(c, a, r, tol) for c, a, r in zip(c_leaves, a_leaves, r_leaves, strict=True))
+
+
+def _as_float64(x: Any) -> torch.Tensor | None:
+    if isinstance(x, torch.Tensor) and x.is_floating_point():
+        return x.detach().cpu().double()
+    return torch.tensor(x, dtype=torch.float64) if isinstance(x, float) else None
+
+
+def _leaf_no_less_accurate(c: Any, a: Any, r: Any, tol: Tolerance) -> bool:
+    c64, a64, r64 = _as_float64(c), _as_float64(a), _as_float64(r)
+    if c64 is None or a64 is None or r64 is None or not c64.shape == a64.shape == r64.shape:
+        if isinstance(c, torch.Tensor):
+            return isinstance(a, torch.Tensor) and a.shape == c.shape and torch.equal(a.detach().cpu(), c.detach())
+        return a == c
+    kw = tol(c.dtype if isinstance(c, torch.Tensor) else None)
+    close = torch.isclose(a64, c64, equal_nan=True, **kw)
+    bound = (c64 - r64).abs() + kw["atol"] + kw["rtol"] * r64.abs()
+    return bool((close | (c64.isfinite() & ((a64 - r64).abs() <= bound))).all())
+
+
+# --------------------------------------------------------------------------------------------
+# One (op, dtype) pair
+
+
+def pair_skip_reason(op, dtype: torch.dtype, device_dtypes: dict[torch.dtype, bool]) -> str | None:
+    """Why a pair cannot run at all, or None."""
+    if dtype not in op.supported_dtypes("cpu"):
+        return OP_LACKS_DTYPE
+    if not device_dtypes.setdefault(dtype, device_supports(dtype)):
+        return "dtype not supported on the device"
+    return None
+
+
+def wants_grad(op, dtype: torch.dtype) -> bool:
+    """Whether gradients are compared for this pair (float32 / float64 ops that support autograd)."""
+    return dtype in GRAD_DTYPES and op.supports_autograd and dtype in op.supported_backward_dtypes("cpu")
+
+
+def guarded_samples(op, dtype: torch.dtype, want_grad: bool, n: int) -> Iterator[Any]:
+    """The first ``n`` CPU sample inputs; a skip Outcome in place of the rest if the generator raises."""
+    try:
+        yield from itertools.islice(op.sample_inputs("cpu", dtype, requires_grad=want_grad), n)
+    except Exception as e:
+        yield Outcome("skip", f"sample inputs raised: {describe(e)}")
+
+
+def guarded_run(op, sample, tol: Tolerance, want_grad: bool) -> Outcome:
+    """run_sample, with anything it lets through (moving the sample to axon, say) as an error."""
+    try:
+        return run_sample(op, sample, tol, want_grad)
+    except Exception as e:
+        return Outcome("error", describe(e))
+
+
+def run_samples(op, dtype: torch.dtype, max_samples: int) -> list[Outcome]:
+    """The outcomes of the first ``max_samples`` samples, stopping at the first failure."""
+    want_grad, tol = wants_grad(op, dtype), Tolerance.for_op(op, dtype)
+    torch.manual_seed(0)
+    outcomes = []
+    for sample in guarded_samples(op, dtype, want_grad, max_samples):
+        outcomes.append(sample if isinstance(sample, Outcome) else guarded_run(op, sample, tol, want_grad))
+        if outcomes[-1].status in ("error", "mismatch"):
+            break
+    return outcomes
+
+
+def classify(outcomes: list[Outcome], fallbacks: dict[str, int], waived: bool = False) -> tuple[str, str]:
+    """(class, detail) of a pair from its sample outcomes and the ops that fell back meanwhile.
+
+    ``waived``: PyTorch itself does not compare this op's values across devices, so a mismatch is
+    a skip (the difference is kept in the detail).
+    """
+    for o in outcomes:
+        if o.status == "mismatch" and waived:
+            return "skip", shorten("values differ, as PyTorch allows for this op (test_compare_cpu): " + o.detail)
+        if o.status in ("error", "mismatch"):
+            return o.status, o.detail
+    if not any(o.status == "pass" for o in outcomes):
+        reasons = [o.detail for o in outcomes]
+        return "skip", reasons[0] if reasons else "no sample inputs"
+    notes = sorted({o.detail for o in outcomes if o.status == "pass" and o.detail})
+    if fallbacks:
+        return "fallback-pass", shorten("; ".join([", ".join(sorted(fallbacks)), *notes]))
+    return "native-pass", shorten("; ".join(notes))
+
+
+def sweep_pair(op, dtype: torch.dtype, limits: PairLimits, device_dtypes: dict[torch.dtype, bool]) -> Row:
+    """Runs and classifies one (op, dtype) pair; never raises (but KeyboardInterrupt)."""
+    row = Row(op_key(op), dtype_name(dtype), "skip")
+    start = time.perf_counter()
+    reason = pair_skip_reason(op, dtype, device_dtypes)
+    if reason:
+        row.detail = reason
+        return row
+    torch.axon.fallback_ops(reset=True)
+    try:
+        with warnings.catch_warnings(), time_limit(limits.timeout):
+            warnings.simplefilter("ignore")
+            outcomes = run_samples(op, dtype, limits.max_samples)
+        fallbacks = torch.axon.fallback_ops(reset=True)
+        row.cls, row.detail = classify(outcomes, fallbacks, cpu_comparison_waived(op, dtype))
+        row.samples = sum(o.status != "skip" for o in outcomes)
+    except PairTimeout:
+        row.cls, row.detail = "error", f"timeout ({limits.timeout:g} s)"
+    except Exception as e:  # anything the per-sample guards missed
+        row.cls, row.detail = "error", describe(e)
+    row.seconds = round(time.perf_counter() - start, 3)
+    return row
+
+
+# --------------------------------------------------------------------------------------------
+# The sweep
+
+
+def read_checkpoint(path: Path | None) -> dict[tuple[str, str], Row]:
+    """Rows already in a JSONL checkpoint, by (op, dtype); the last one wins."""
+    rows: dict[tuple[str, str], Row] = {}
+    if path is None or not path.exists():
+        return rows
+    for line in path.read_text().splitlines():
+        if line.strip():
+            row = Row.from_json(json.loads(line))
+            rows[(row.op, row.dtype)] = row
+    return rows
+
+
+def append_checkpoint(path: Path | None, row: Row) -> None:
+    """Appends one row to the JSONL checkpoint."""
+    if path is None:
+        return
+    with path.open("a") as f:
+        f.write(json.dumps(row.to_json()) + "\n")
+
+
+def progress_bar(total: int, enabled: bool):
+    """A tqdm bar on stderr if tqdm is installed, else a plain counter; None if disabled."""
+    if not enabled:
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _Counter(total)
+    return tqdm(total=total, unit="pair", file=sys.stderr, dynamic_ncols=True)
+
+
+class _Counter:
+    """A minimal progress counter on stderr (the tqdm methods the sweep uses)."""
+
+    def __init__(self, total: int):
+        self.total, self.n = total, 0
+
+    def set_postfix_str(self, text: str) -> None:
+        self.text = text
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        print(f"\r[{self.n}/{self.total}] {getattr(self, 'text', '')[:60]:60}", end="", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        print(file=sys.stderr)
+
+
+def run_sweep(
+    ops: Sequence[str] | None = None,
+    dtypes: Sequence[torch.dtype] = (torch.float32,),
+    max_samples: int = 8,
+    limit: int | None = None,
+    timeout: float = 60.0,
+    checkpoint: Path | str | None = None,
+    restart: bool = False,
+    progress: bool = False,
+) -> list[Row]:
+    """Sweeps the selected (op, dtype) pairs and returns their rows (checkpointed ones included).
+
+    ``ops``: OpInfo names (all variants) or ``name.variant`` keys; None for every OpInfo.
+    ``checkpoint``: a JSONL file that rows are appended to, and that a rerun resumes from
+    (``restart`` empties it first); None for no checkpoint.
+    """
+    path = Path(checkpoint) if checkpoint else None
+    if path is not None and restart and path.exists():
+        path.unlink()
+    done = read_checkpoint(path)
+    limits = PairLimits(max_samples, timeout)
+    pairs = [(op, dt) for op in select_ops(load_op_db(), ops, limit) for dt in dtypes]
+    bar = progress_bar(sum((op_key(op), dtype_name(dt)) not in done for op, dt in pairs), progress)
+    device_dtypes: dict[torch.dtype, bool] = {}
+    rows = []
+    try:
+        for op, dt in pairs:
+            key = (op_key(op), dtype_name(dt))
+            if key in done:
+                rows.append(done[key])
+                continue
+            if bar is not None:
+                bar.set_postfix_str(f"{key[0]} {key[1]}")
+            row = sweep_pair(op, dt, limits, device_dtypes)
+            append_checkpoint(path, row)
+            rows.append(row)
+            if bar is not None:
+                bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Reports
+
+
+def class_counts(rows: Sequence[Row]) -> dict[str, int]:
+    """Rows per class, every class listed."""
+    counts = Counter(r.cls for r in rows)
+    return {c: counts.get(c, 0) for c in CLASSES}
+
+
+def percent(part: int, whole: int) -> float:
+    """``part / whole`` in percent, one decimal (0 for an empty whole)."""
+    return round(100.0 * part / whole, 1) if whole else 0.0
+
+
+def summarize(rows: Sequence[Row], total_ops: int) -> dict:
+    """Summary figures: counts and percentages per class, overall and at float32."""
+    f32 = [r for r in rows if r.dtype == "float32"]
+    overall, at_f32 = class_counts(rows), class_counts(f32)
+    tested_f32 = len(f32) - at_f32["skip"]
+    return {
+        "opinfos_total": total_ops,
+        "opinfos_covered": len({r.op for r in rows}),
+        "dtypes": sorted({r.dtype for r in rows}, key=list(DTYPES).index),
+        "pairs": len(rows),
+        "overall": {c: {"count": n, "percent": percent(n, len(rows))} for c, n in overall.items()},
+        "float32": {c: {"count": n, "percent": percent(n, len(f32))} for c, n in at_f32.items()},
+        "float32_pairs": len(f32),
+        "float32_tested_pairs": tested_f32,
+        "native_pass_pct_float32": percent(at_f32["native-pass"], len(f32)),
+        "native_pass_pct_float32_tested": percent(at_f32["native-pass"], tested_f32),
+        "pass_pct_float32_tested": percent(at_f32["native-pass"] + at_f32["fallback-pass"], tested_f32),
+    }
+
+
+def _md_intro(summary: dict, meta: dict) -> list[str]:
+    lines = [
+        "## Measured coverage: OpInfo sweep",
+        "",
+        f"Generated by `{meta['command']}` (rerun it rather than editing between the markers): "
+        f"{meta['generated']}, torch {meta['torch']}, device {meta['device']}, at most {meta['max_samples']} "
+        f"sample inputs per (op, dtype) pair, dtypes {', '.join(summary['dtypes'])}. Classes are defined in "
+        "`torch_axon/conformance.py`.",
+        "",
+    ]
+    if summary["opinfos_covered"] < summary["opinfos_total"]:
+        lines += [
+            f"**Partial sweep**: {summary['opinfos_covered']} of {summary['opinfos_total']} OpInfos covered "
+            "(rerun without --ops / --limit to cover the rest: pairs already in the checkpoint are kept).",
+            "",
+        ]
+    return lines + [
+        f"**native-pass at float32: {summary['native_pass_pct_float32']}% of the "
+        f"{summary['float32_pairs']} (op, dtype) pairs**; {summary['native_pass_pct_float32_tested']}% of the "
+        f"{summary['float32_tested_pairs']} pairs not skipped, and {summary['pass_pct_float32_tested']}% of those "
+        "pass (natively or through the fallback).",
+        "",
+    ]
+
+
+def _md_summary_table(summary: dict) -> list[str]:
+    lines = ["| class | all pairs | % | float32 pairs | % |", "| --- | ---: | ---: | ---: | ---: |"]
+    for c in CLASSES:
+        o, f = summary["overall"][c], summary["float32"][c]
+        lines.append(f"| {c} | {o['count']} | {o['percent']} | {f['count']} | {f['percent']} |")
+    return lines + [f"| total | {summary['pairs']} | 100 | {summary['float32_pairs']} | 100 |", ""]
+
+
+def _md_cell(text: str) -> str:
+    return shorten(text).replace("|", "\\|")
+
+
+def _md_rows_table(title: str, rows: Sequence[Row]) -> list[str]:
+    lines = [f"### {title}", "", "| op | dtype | class | detail |", "| --- | --- | --- | --- |"]
+    lines += [f"| `{r.op}` | {r.dtype} | {r.cls} | {_md_cell(r.detail)} |" for r in rows]
+    return lines + [""]
+
+
+def render_markdown(rows: Sequence[Row], summary: dict, meta: dict) -> str:
+    """The generated report (without the markers): figures, the failures, then every row."""
+    failures = [r for r in rows if r.cls in ("mismatch", "error")]
+    lines = _md_intro(summary, meta) + _md_summary_table(summary)
+    if failures:
+        lines += _md_rows_table(f"Mismatches and errors ({len(failures)})", failures)
+    listed = [r for r in rows if r.detail != OP_LACKS_DTYPE]
+    lines += _md_rows_table(f"All pairs ({len(listed)})", listed)
+    if len(listed) < len(rows):
+        lines += [f"Not listed: {len(rows) - len(listed)} pairs skipped because the op does not support the dtype.", ""]
+    return "\n".join(lines)
+
+
+def replace_between_markers(existing: str, generated: str) -> str:
+    """``existing`` with the text between the sweep markers replaced (markers appended if absent)."""
+    block = f"{BEGIN_MARK}\n{generated}{END_MARK}\n"
+    if BEGIN_MARK in existing and END_MARK in existing:
+        head = existing[: existing.index(BEGIN_MARK)]
+        tail = existing[existing.index(END_MARK) + len(END_MARK) :].lstrip("\n")
+        return head + block + tail
+    return existing.rstrip("\n") + "\n\n" + block if existing.strip() else block
+
+
+def write_markdown(path: Path, rows: Sequence[Row], summary: dict, meta: dict) -> None:
+    """Regenerates the sweep section of ``path``, keeping everything outside the markers."""
+    existing = path.read_text() if path.exists() else ""
+    path.write_text(replace_between_markers(existing, render_markdown(rows, summary, meta)))
+
+
+def write_json(path: Path, rows: Sequence[Row], summary: dict, meta: dict) -> None:
+    """The summary, the run's settings and every row, as JSON."""
+    payload = {"meta": meta, "summary": summary, "rows": [r.to_json() for r in rows]}
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+
+
+def report_meta(max_samples: int, argv: Sequence[str]) -> dict:
+    """Where and how the sweep ran."""
+    return {
+        "command": "python -m torch_axon.conformance " + shlex.join(argv),
+        "generated": datetime.date.today().isoformat(),
+        "torch": torch.__version__,
+        "device": torch.axon.get_device_name(),
+        "max_samples": max_samples,
+    }
+
+
+def sort_rows(rows: Iterable[Row]) -> list[Row]:
+    """Rows in op_db order, then dtype order."""
+    order = {op_key(op): i for i, op in enumerate(load_op_db())}
+    dorder = {name: i for i, name in enumerate(DTYPES)}
+    return sorted(rows, key=lambda r: (order.get(r.op, len(order)), dorder.get(r.dtype, len(dorder))))
+
+
+# --------------------------------------------------------------------------------------------
+# Command line
+
+
+def _dtype_list(text: str) -> list[torch.dtype]:
+    """``float32,int64`` -> [torch.float32, torch.int64], for argparse."""
+    unknown = [d for d in text.split(",") if d not in DTYPES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown dtype(s) {','.join(unknown)}; choose from {','.join(DTYPES)}")
+    return [DTYPES[d] for d in text.split(",")]
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line."""
+    p = argparse.ArgumentParser(prog="python -m torch_axon.conformance", description=__doc__.split("\n")[0])
+    p.add_argument("--ops", help="comma-separated OpInfo names (or name.variant); default all")
+    p.add_argument("--dtypes", type=_dtype_list, help=f"comma-separated, from {','.join(DTYPES)}; default all")
+    p.add_argument("--max-samples", type=int, default=8, help="sample inputs per (op, dtype) pair (default 8)")
+    p.add_argument("--limit", type=int, help="only the first N OpInfos")
+    p.add_argument("--timeout", type=float, default=60.0, help="seconds per (op, dtype) pair (default 60)")
+    p.add_argument("--fast", action="store_true", help="the fast subset: FAST_OPS at float32, no checkpoint")
+    p.add_argument("--checkpoint", help=f"JSONL checkpoint (default {DEFAULT_CHECKPOINT}; '' for none)")
+    p.add_argument("--restart", action="store_true", help="ignore and empty the checkpoint")
+    p.add_argument("--json", help=f"JSON report (default {DEFAULT_JSON} with the default checkpoint, else none)")
+    p.add_argument("--markdown", help=f"Markdown report (default {DEFAULT_MARKDOWN} with the default checkpoint)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return p.parse_args(argv)
+
+
+def _path_or_default(value: str | None, default: Path | None) -> Path | None:
+    if value is None:
+        return default
+    return Path(value) if value else None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the sweep and writes the reports; returns the exit status."""
+    a = parse_args(argv)
+    os.environ.setdefault("AXON_FALLBACK", "silent")  # the report lists the fallbacks; no warning per op
+    ops = a.ops.split(",") if a.ops else (list(FAST_OPS) if a.fast else None)
+    dtypes = a.dtypes or ([torch.float32] if a.fast else list(DTYPES.values()))
+    checkpoint = _path_or_default(a.checkpoint, None if a.fast else DEFAULT_CHECKPOINT)
+    start = time.perf_counter()
+    rows = run_sweep(ops, dtypes, a.max_samples, a.limit, a.timeout, checkpoint, a.restart, not a.no_progress)
+    if checkpoint is not None:  # the report covers the whole checkpoint, earlier runs' rows too
+        rows = list(read_checkpoint(checkpoint).values())
+    return _report(a, checkpoint, rows, start, sys.argv[1:] if argv is None else argv)
+
+
+def _report(a: argparse.Namespace, checkpoint: Path | None, rows: list[Row], start: float, argv: Sequence[str]) -> int:
+    """Writes the reports and prints the summary and the failures."""
+    rows = sort_rows(rows)
+    summary = summarize(rows, len(load_op_db()))
+    meta = report_meta(a.max_samples, argv)
+    docs = checkpoint == DEFAULT_CHECKPOINT  # the docs' reports always describe the docs' checkpoint
+    for path, write in (
+        (_path_or_default(a.markdown, DEFAULT_MARKDOWN if docs else None), write_markdown),
+        (_path_or_default(a.json, DEFAULT_JSON if docs else None), write_json),
+    ):
+        if path is not None:
+            write(path, rows, summary, meta)
+    print(json.dumps({k: summary[k] for k in ("opinfos_covered", "pairs", "float32", "native_pass_pct_float32")}))
+    for r in rows:
+        if r.cls in ("mismatch", "error"):
+            print(f"{r.cls}: {r.op} {r.dtype}: {r.detail}")
+    print(f"{len(rows)} pairs in {time.perf_counter() - start:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
