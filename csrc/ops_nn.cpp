@@ -230,19 +230,17 @@ std::tuple<Tensor&, Tensor&> nll_forward_out(const Tensor& self, const Tensor& t
   return {output, total_weight};
 }
 
-Tensor& nll_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
-                         const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                         const Tensor& total_weight, Tensor& grad_input) {
-  c10::DeviceGuard guard(self.device());
-  at::native::resize_output(grad_input, self.sizes());
-  Tensor gi = grad_input.is_contiguous() ? grad_input : at::empty_like(self, at::MemoryFormat::Contiguous);
+// gi (contiguous [n, c], any previous contents) = d loss / d input.
+void nll_backward_into(const Tensor& grad_output, const Tensor& target, const std::optional<Tensor>& weight,
+                       int64_t reduction, int64_t ignore_index, const Tensor& total_weight, int64_t n,
+                       int64_t c, const Tensor& gi) {
   gi.zero_();
   Tensor t = target.reshape({-1}).contiguous();
   Tensor g = grad_output.contiguous();
   Tensor w = weight.has_value() && weight->defined() ? weight->contiguous() : Tensor();
   axon_nll_desc d{};
-  d.n = self.dim() == 1 ? 1 : self.size(0);
-  d.c = self.size(-1);
+  d.n = n;
+  d.c = c;
   d.target = t.data_ptr();
   d.weight = w.defined() ? w.data_ptr() : nullptr;
   d.total_weight = total_weight.data_ptr();
@@ -251,8 +249,49 @@ Tensor& nll_backward_out(const Tensor& grad_output, const Tensor& self, const Te
   d.ignore_index = ignore_index;
   d.reduction = int(reduction);
   AXON_CHECK(axon_nll_backward(stream_for(gi), to_axon_dtype(gi.scalar_type()), &d));
+}
+
+Tensor& nll_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                         const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                         const Tensor& total_weight, Tensor& grad_input) {
+  c10::DeviceGuard guard(self.device());
+  at::native::resize_output(grad_input, self.sizes());
+  Tensor gi = grad_input.is_contiguous() ? grad_input : at::empty_like(self, at::MemoryFormat::Contiguous);
+  nll_backward_into(grad_output, target, weight, reduction, ignore_index, total_weight,
+                    self.dim() == 1 ? 1 : self.size(0), self.size(-1), gi);
   if (!gi.is_same(grad_input)) grad_input.copy_(gi);
   return grad_input;
+}
+
+// nll_loss2d: input [N, C, H, W], target [N, H, W]. Classes move last so each pixel is a row
+// of the 1-d kernels.
+std::tuple<Tensor&, Tensor&> nll2d_forward_out(const Tensor& self, const Tensor& target,
+                                               const std::optional<Tensor>& weight, int64_t reduction,
+                                               int64_t ignore_index, Tensor& output, Tensor& total_weight) {
+  TORCH_CHECK(self.dim() == 4 && target.dim() == 3, "nll_loss2d expects a 4-D input and a 3-D target, got ",
+              self.dim(), "-D and ", target.dim(), "-D");
+  Tensor rows = self.movedim(1, -1).reshape({-1, self.size(1)});
+  Tensor flat = at::empty({0}, output.options());
+  nll_forward_out(rows, target.reshape({-1}), weight, reduction, ignore_index, flat, total_weight);
+  if (reduction == kReductionNone) {
+    at::native::resize_output(output, target.sizes());
+    output.copy_(flat.view(target.sizes()));
+  } else {
+    at::native::resize_output(output, {});
+    output.copy_(flat);
+  }
+  return {output, total_weight};
+}
+
+Tensor& nll2d_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
+                           const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                           const Tensor& total_weight, Tensor& grad_input) {
+  c10::DeviceGuard guard(self.device());
+  int64_t n = self.size(0) * self.size(2) * self.size(3), c = self.size(1);
+  Tensor rows = at::empty({n, c}, self.options());
+  nll_backward_into(grad_output, target, weight, reduction, ignore_index, total_weight, n, c, rows);
+  at::native::resize_output(grad_input, self.sizes());
+  return grad_input.copy_(rows.view({self.size(0), self.size(2), self.size(3), c}).movedim(-1, 1));
 }
 
 Tensor& mse_loss_out(const Tensor& self, const Tensor& target, int64_t reduction, Tensor& out) {
@@ -327,8 +366,9 @@ std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::op
   return {out, keep.ne(0)};
 }
 
+// As on the CPU: the result type follows promotion (an integer gradient gives float).
 Tensor native_dropout_backward(const Tensor& grad, const Tensor& mask, double scale) {
-  return at::mul(grad, mask).mul_(scale);
+  return grad * mask * scale;
 }
 
 }  // namespace
@@ -356,6 +396,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   });
   m.impl("nll_loss_forward.output", nll_forward_out);
   m.impl("nll_loss_backward.grad_input", nll_backward_out);
+  m.impl("nll_loss2d_forward.output", nll2d_forward_out);
+  m.impl("nll_loss2d_backward.grad_input", nll2d_backward_out);
+  m.impl("nll_loss2d_forward", [](const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+                                  int64_t reduction, int64_t ignore_index) -> std::tuple<Tensor, Tensor> {
+    Tensor out = at::empty({0}, self.options()), total = at::empty({}, self.options());
+    nll2d_forward_out(self, target, weight, reduction, ignore_index, out, total);
+    return {out, total};
+  });
+  m.impl("nll_loss2d_backward", [](const Tensor& grad, const Tensor& self, const Tensor& target,
+                                   const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                                   const Tensor& total_weight) -> Tensor {
+    Tensor gi = at::empty_like(self);
+    return nll2d_backward_out(grad, self, target, weight, reduction, ignore_index, total_weight, gi);
+  });
   m.impl("mse_loss.out", mse_loss_out);
   m.impl("mse_loss_backward", mse_loss_backward);
   m.impl("mse_loss_backward.grad_input", mse_loss_backward_out);

@@ -43,10 +43,14 @@ inline acc_t acc_init(int op) {
 inline void kahan_add(acc_t *a, AT x) {
   AT t = a->v + x;
 #ifdef IS_FLOAT
-  if (fabs(a->v) >= fabs(x))
-    a->c += (a->v - t) + x;
-  else
-    a->c += (x - t) + a->v;
+  /* Once the sum is infinite (or NaN) the compensation means nothing: inf - inf would turn
+   * an infinite sum into NaN. */
+  if (isfinite(t)) {
+    if (fabs(a->v) >= fabs(x))
+      a->c += (a->v - t) + x;
+    else
+      a->c += (x - t) + a->v;
+  }
 #endif
   a->v = t;
 }
@@ -106,7 +110,11 @@ inline void acc_merge(int op, acc_t *a, acc_t b) {
 }
 
 inline AT acc_final(int op, acc_t a, CT scale, CT p) {
+#ifdef IS_FLOAT
+  AT v = isfinite(a.v) ? a.v + a.c : a.v;
+#else
   AT v = a.v + a.c;
+#endif
   switch (op) {
 #ifdef IS_FLOAT
     case OP_NORM2: return sqrt(v * scale);
