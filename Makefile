@@ -9,7 +9,9 @@ DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclb
 # expecttest: PyTorch's OpInfo database (the conformance sweep) imports it.
 PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest
 # ccache's compiler links first: rebuilding the glue costs seconds instead of minutes.
-BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2
+# The build imports torch; autoload is off there so a stale or broken installed Axon cannot
+# stop its own rebuild.
+BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0
 
 .PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage
 

@@ -20,9 +20,9 @@ namespace axon {
 // torch.OutOfMemoryError, an unsupported dtype a TypeError-like NotImplementedError).
 [[noreturn]] void throw_status(axon_status_t status, const char* what);
 
-#define AXON_CHECK(call)                                                              \
-  do {                                                                                \
-    axon_status_t axon_check_status_ = (call);                                        \
+#define AXON_CHECK(call)                                                                     \
+  do {                                                                                       \
+    axon_status_t axon_check_status_ = (call);                                               \
     if (axon_check_status_ != AXON_SUCCESS) ::axon::throw_status(axon_check_status_, #call); \
   } while (0)
 

@@ -60,7 +60,10 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "Axon: OpenCL devices as a PyTorch device (native part)";
   m.def("device_count", [] { return int(device_count()); });
   m.def("current_device", [] { return int(current_device()); });
-  m.def("set_device", [](int i) { c10::impl::getDeviceGuardImpl(c10::kPrivateUse1)->setDevice(c10::Device(c10::kPrivateUse1, c10::DeviceIndex(i))); });
+  m.def("set_device", [](int i) {
+    c10::impl::getDeviceGuardImpl(c10::kPrivateUse1)
+        ->setDevice(c10::Device(c10::kPrivateUse1, c10::DeviceIndex(i)));
+  });
   m.def("synchronize", [](int i) {
     py::gil_scoped_release no_gil;
     c10::impl::getDeviceGuardImpl(c10::kPrivateUse1)->synchronizeDevice(c10::DeviceIndex(i));
@@ -74,7 +77,8 @@ PYBIND11_MODULE(_C, m) {
     check(axon_memory_info(i, &free_bytes, &total), "mem_get_info");
     return py::make_tuple(free_bytes, total);
   });
-  m.def("fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
+  m.def(
+      "fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
   m.def("kernel_cache_stats", [] {
     axon_cache_stats s;
     axon_program_cache_stats(&s);
@@ -90,10 +94,15 @@ PYBIND11_MODULE(_C, m) {
   m.def("gemm_path", [](int device, const std::string& dtype) {
     axon_stream_t s;
     check(axon_stream_default(device, &s), "gemm_path");
-    axon_gemm_path p = axon_gemm_path_for(s, dtype == "float64" ? AXON_F64 : dtype == "float32" ? AXON_F32 : AXON_F16);
-    return std::string(p == AXON_GEMM_HOST_BLAS ? "host-blas" : p == AXON_GEMM_CLBLAST ? "clblast" : "kernel");
+    axon_gemm_path p = axon_gemm_path_for(s, dtype == "float64"   ? AXON_F64
+                                             : dtype == "float32" ? AXON_F32
+                                                                  : AXON_F16);
+    return std::string(p == AXON_GEMM_HOST_BLAS ? "host-blas"
+                       : p == AXON_GEMM_CLBLAST ? "clblast"
+                                                : "kernel");
   });
   m.def("default_generator", [](int i) {
-    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(default_generator(c10::DeviceIndex(i))));
+    return py::reinterpret_steal<py::object>(
+        THPGenerator_initDefaultGenerator(default_generator(c10::DeviceIndex(i))));
   });
 }

@@ -4,9 +4,9 @@
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/view_native.h>
-#include <ATen/ops/_reshape_alias_native.h>
 #include <torch/library.h>
 
 #include <cstdlib>
@@ -32,8 +32,9 @@ void set_scalar(axon_ew_desc& d, int k, const at::Scalar& v) {
 
 axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter) {
   axon_ew_desc d{};
-  TORCH_CHECK_NOT_IMPLEMENTED(iter.ndim() <= AXON_MAX_DIMS, "axon: elementwise ops support at most ",
-                              AXON_MAX_DIMS, " dimensions after coalescing, got ", iter.ndim());
+  TORCH_CHECK_NOT_IMPLEMENTED(iter.ndim() <= AXON_MAX_DIMS,
+                              "axon: elementwise ops support at most ", AXON_MAX_DIMS,
+                              " dimensions after coalescing, got ", iter.ndim());
   TORCH_INTERNAL_ASSERT(iter.ntensors() <= AXON_MAX_OPERANDS && iter.noutputs() == 1);
   d.ndim = int(iter.ndim());
   d.ninputs = iter.ninputs();
@@ -69,11 +70,14 @@ axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
   return d;
 }
 
-// ---- factories and storage --------------------------------------------------------------------------
+// ---- factories and storage
+// --------------------------------------------------------------------------
 
 namespace {
 
-c10::DispatchKeySet axon_keys() { return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1); }
+c10::DispatchKeySet axon_keys() {
+  return c10::DispatchKeySet(c10::DispatchKey::PrivateUse1);
+}
 
 c10::DeviceIndex index_of(std::optional<at::Device> device) {
   return device.has_value() && device->has_index() ? device->index() : current_device();
@@ -83,8 +87,8 @@ at::Tensor empty_memory_format(at::IntArrayRef size, std::optional<at::ScalarTyp
                                std::optional<at::Layout> layout, std::optional<at::Device> device,
                                std::optional<bool> /*pin_memory*/,
                                std::optional<at::MemoryFormat> memory_format) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!layout.has_value() || *layout == at::kStrided,
-                              "axon: layout ", layout.value_or(at::kStrided),
+  TORCH_CHECK_NOT_IMPLEMENTED(!layout.has_value() || *layout == at::kStrided, "axon: layout ",
+                              layout.value_or(at::kStrided),
                               " (sparse, mkldnn ...) is not supported; only strided tensors");
   c10::DeviceIndex index = index_of(device);
   at::ScalarType type = dtype.value_or(at::get_default_dtype_as_scalartype());
@@ -111,7 +115,7 @@ const at::Tensor& resize_(const at::Tensor& self, at::IntArrayRef size,
   impl->set_sizes_contiguous(size);
   if (impl->numel() > 0) {
     size_t bytes = at::detail::computeStorageNbytesContiguous(size, self.dtype().itemsize(),
-                                                             size_t(self.storage_offset()));
+                                                              size_t(self.storage_offset()));
     if (bytes > self.storage().nbytes()) {
       c10::DeviceGuard guard(self.device());
       at::native::resize_bytes_nocuda(self.storage(), c10::SymInt(int64_t(bytes)));
@@ -149,7 +153,8 @@ at::Tensor& set_empty(at::Tensor& self) {
   return set_storage(self, std::move(storage), 0, {0}, {});
 }
 
-// ---- fill, arange ---------------------------------------------------------------------------------------
+// ---- fill, arange
+// ---------------------------------------------------------------------------------------
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
@@ -167,7 +172,9 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
   return fill_scalar(self, value.item());
 }
 
-at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+at::Tensor& zero_(at::Tensor& self) {
+  return fill_scalar(self, 0);
+}
 
 at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
                        at::Tensor& out) {
@@ -190,19 +197,24 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at:
   return out;
 }
 
-// ---- copies ----------------------------------------------------------------------------------------------
+// ---- copies
+// ----------------------------------------------------------------------------------------------
 
-bool is_axon(const at::Tensor& t) { return t.device().type() == c10::kPrivateUse1; }
+bool is_axon(const at::Tensor& t) {
+  return t.device().type() == c10::kPrivateUse1;
+}
 
 // Whether a tensor's elements fill [data_ptr, data_ptr + nbytes) exactly.
-bool is_dense(const at::Tensor& t) { return t.is_non_overlapping_and_dense(); }
+bool is_dense(const at::Tensor& t) {
+  return t.is_non_overlapping_and_dense();
+}
 
 // dst = src (both on axon, same device), any strides and dtypes, src broadcast to dst.
 void device_to_device(const at::Tensor& dst, const at::Tensor& src) {
   if (dst.numel() == 0) return;
   axon_stream_t stream = stream_for(dst);
-  if (src.dtype() == dst.dtype() && src.sizes() == dst.sizes() &&
-      src.strides() == dst.strides() && is_dense(dst)) {
+  if (src.dtype() == dst.dtype() && src.sizes() == dst.sizes() && src.strides() == dst.strides() &&
+      is_dense(dst)) {
     AXON_CHECK(axon_copy_d2d(dst.data_ptr(), src.data_ptr(), size_t(dst.nbytes()), stream));
     return;
   }
@@ -216,7 +228,8 @@ void device_to_device(const at::Tensor& dst, const at::Tensor& src) {
                   .set_check_mem_overlap(false)
                   .build();
   axon_ew_desc d = make_ew_desc(iter);
-  AXON_CHECK(axon_cast(stream, to_axon_dtype(src.scalar_type()), to_axon_dtype(dst.scalar_type()), &d));
+  AXON_CHECK(
+      axon_cast(stream, to_axon_dtype(src.scalar_type()), to_axon_dtype(dst.scalar_type()), &d));
 }
 
 void host_to_device(const at::Tensor& dst, const at::Tensor& src, bool non_blocking) {
@@ -242,21 +255,24 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_block
   at::Tensor dense = is_dense(src) ? src : src.contiguous();
   bool direct = dst.dtype() == dense.dtype() && dst.sizes() == dense.sizes() &&
                 dst.strides() == dense.strides();
-  at::Tensor host = direct ? dst : at::empty_strided(dense.sizes(), dense.strides(),
-                                                    dst.options().dtype(dense.dtype()));
-  bool async = direct && non_blocking &&
-               at::detail::getPrivateUse1Hooks().isPinnedPtr(host.data_ptr());
+  at::Tensor host = direct ? dst
+                           : at::empty_strided(dense.sizes(), dense.strides(),
+                                               dst.options().dtype(dense.dtype()));
+  bool async =
+      direct && non_blocking && at::detail::getPrivateUse1Hooks().isPinnedPtr(host.data_ptr());
   axon_stream_t stream = stream_for(dense);
-  AXON_CHECK(axon_copy_d2h(host.data_ptr(), dense.data_ptr(), size_t(dense.nbytes()), stream, !async));
+  AXON_CHECK(
+      axon_copy_d2h(host.data_ptr(), dense.data_ptr(), size_t(dense.nbytes()), stream, !async));
   if (async) record_pinned_use(host.storage().data(), stream);
   if (!direct) dst.copy_(host);
 }
 
 at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   if (dst.numel() == 0) return dst;
-  TORCH_CHECK_NOT_IMPLEMENTED(has_axon_dtype(self.scalar_type()) && has_axon_dtype(dst.scalar_type()),
-                              "axon: copy between ", self.scalar_type(), " and ", dst.scalar_type(),
-                              " is not supported (complex and quantized dtypes are not yet)");
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      has_axon_dtype(self.scalar_type()) && has_axon_dtype(dst.scalar_type()),
+      "axon: copy between ", self.scalar_type(), " and ", dst.scalar_type(),
+      " is not supported (complex and quantized dtypes are not yet)");
   // The checks copy_ makes for CPU tensors (through TensorIterator), which the _copy_from
   // route skips: no element of dst written twice, no partial overlap of dst and self.
   at::assert_no_internal_overlap(dst);
@@ -269,8 +285,10 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
       at::Tensor dense = is_dense(self) ? self : self.contiguous();
       AXON_CHECK(axon_stream_sync(stream_for(dense)));
       c10::DeviceGuard guard(dst.device());
-      at::Tensor moved = at::empty_strided(dense.sizes(), dense.strides(), dst.options().dtype(dense.dtype()));
-      AXON_CHECK(axon_copy_d2d(moved.data_ptr(), dense.data_ptr(), size_t(dense.nbytes()), stream_for(moved)));
+      at::Tensor moved =
+          at::empty_strided(dense.sizes(), dense.strides(), dst.options().dtype(dense.dtype()));
+      AXON_CHECK(axon_copy_d2d(moved.data_ptr(), dense.data_ptr(), size_t(dense.nbytes()),
+                               stream_for(moved)));
       device_to_device(dst, moved);
     }
   } else if (is_axon(dst)) {
@@ -300,7 +318,8 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return host.item();
 }
 
-// ---- the counted CPU fallback ---------------------------------------------------------------------
+// ---- the counted CPU fallback
+// ---------------------------------------------------------------------
 
 enum class FallbackMode { Warn, Silent, Error };
 
@@ -332,7 +351,8 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
                               " has no native axon kernel and AXON_FALLBACK=error forbids "
                               "running it on the CPU");
   if (warn)
-    TORCH_WARN("axon: ", key, " has no native kernel yet; it runs on the CPU (copies to and "
+    TORCH_WARN("axon: ", key,
+               " has no native kernel yet; it runs on the CPU (copies to and "
                "from the device). See torch.axon.fallback_ops(); AXON_FALLBACK=silent hides this.");
   at::native::cpu_fallback(op, stack);
 }

@@ -2,12 +2,15 @@
 // compute dtype, TensorIterator the broadcast shape, output and coalesced strides; the runtime
 // runs the kernel of the same name in kernels/elementwise.cl. Structured ops register their
 // out= variant only: PyTorch derives the functional and in-place forms from it.
+#include <ATen/Dispatch.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
 #include <torch/library.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "axon_glue.h"
@@ -52,19 +55,31 @@ void scalars_to_compute(axon_ew_desc& d, at::ScalarType compute, bool round_redu
     if (compute == at::kHalf || compute == at::kBFloat16) {
       if (round_reduced) {
         float f = float(d.scalars[k]);
-        d.scalars[k] = compute == at::kHalf ? double(float(c10::Half(f))) : double(float(c10::BFloat16(f)));
+        d.scalars[k] =
+            compute == at::kHalf ? double(float(c10::Half(f))) : double(float(c10::BFloat16(f)));
       }
       continue;
     }
     if (!at::isIntegralType(compute, /*includeBool=*/true)) continue;
     int64_t v = d.iscalars[k];
     switch (compute) {
-      case at::kByte: v = uint8_t(v); break;
-      case at::kChar: v = int8_t(v); break;
-      case at::kShort: v = int16_t(v); break;
-      case at::kInt: v = int32_t(v); break;
-      case at::kBool: v = v != 0; break;
-      default: break;
+      case at::kByte:
+        v = uint8_t(v);
+        break;
+      case at::kChar:
+        v = int8_t(v);
+        break;
+      case at::kShort:
+        v = int16_t(v);
+        break;
+      case at::kInt:
+        v = int32_t(v);
+        break;
+      case at::kBool:
+        v = v != 0;
+        break;
+      default:
+        break;
     }
     d.iscalars[k] = v;
     d.scalars[k] = double(v);
@@ -117,8 +132,8 @@ Tensor& run(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
   return out;
 }
 
-Tensor& unary(const char* op, const Tensor& self, Tensor& out, Promote promote,
-              double alpha = 0, double beta = 0) {
+Tensor& unary(const char* op, const Tensor& self, Tensor& out, Promote promote, double alpha = 0,
+              double beta = 0) {
   return run(op, out, {self}, compute_type({self}, {}, promote), Output::Compute, alpha, beta);
 }
 
@@ -142,9 +157,15 @@ Tensor functional(const Tensor& self) {
   return Out(self, out);
 }
 
-Tensor& relu_into(const Tensor& self, Tensor& out) { return unary("relu", self, out, Promote::Same); }
-Tensor relu(const Tensor& self) { return functional<relu_into>(self); }
-Tensor& relu_(Tensor& self) { return relu_into(self, self); }
+Tensor& relu_into(const Tensor& self, Tensor& out) {
+  return unary("relu", self, out, Promote::Same);
+}
+Tensor relu(const Tensor& self) {
+  return functional<relu_into>(self);
+}
+Tensor& relu_(Tensor& self) {
+  return relu_into(self, self);
+}
 
 Tensor& hardtanh_out(const Tensor& self, const Scalar& lo, const Scalar& hi, Tensor& out) {
   return unary("hardtanh", self, out, Promote::Same, lo.toDouble(), hi.toDouble());
@@ -160,7 +181,8 @@ Tensor& hardtanh_backward_out(const Tensor& grad, const Tensor& self, const Scal
                               const Scalar& hi, Tensor& out) {
   return binary("hardtanh_backward", grad, self, out, Promote::Same, lo.toDouble(), hi.toDouble());
 }
-Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& lo, const Scalar& hi) {
+Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& lo,
+                         const Scalar& hi) {
   Tensor out = at::empty_like(grad);
   return hardtanh_backward_out(grad, self, lo, hi, out);
 }
@@ -193,20 +215,26 @@ Tensor& where_out(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& 
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   at::ScalarType type = compute_type({a, b}, {}, Promote::Same);
-  auto shape = at::infer_size_dimvector(at::infer_size_dimvector(cond.sizes(), a.sizes()), b.sizes());
+  auto shape =
+      at::infer_size_dimvector(at::infer_size_dimvector(cond.sizes(), a.sizes()), b.sizes());
   const Tensor& on_device = a.is_cpu() ? (b.is_cpu() ? cond : b) : a;
   Tensor out = at::empty(shape, on_device.options().dtype(type));
   return where_out(cond, a, b, out);
 }
 
 Tensor& masked_fill_tensor(Tensor& self, const Tensor& mask, const Tensor& value) {
-  TORCH_CHECK(value.dim() == 0, "masked_fill_ only supports a 0-dimensional value tensor, but got "
-              "tensor with ", value.dim(), " dimension(s).");
-  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask "
-              "with dtype ", mask.scalar_type());
+  TORCH_CHECK(value.dim() == 0,
+              "masked_fill_ only supports a 0-dimensional value tensor, but got "
+              "tensor with ",
+              value.dim(), " dimension(s).");
+  TORCH_CHECK(mask.scalar_type() == at::kBool,
+              "masked_fill_ only supports boolean masks, but got mask "
+              "with dtype ",
+              mask.scalar_type());
   // A CPU tensor filled with an axon 0-dim value dispatches here too: fill it on the CPU.
   if (self.is_cpu()) return self.masked_fill_(mask, value.item());
-  Tensor v = value.is_cpu() ? value.to(self.scalar_type()) : value.to(at::kCPU).to(self.scalar_type());
+  Tensor v =
+      value.is_cpu() ? value.to(self.scalar_type()) : value.to(at::kCPU).to(self.scalar_type());
   return where_out(mask, v, self, self);
 }
 Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const Scalar& value) {
@@ -215,7 +243,8 @@ Tensor& masked_fill_scalar(Tensor& self, const Tensor& mask, const Scalar& value
 
 Tensor& clamp_out(const Tensor& self, const std::optional<Scalar>& lo,
                   const std::optional<Scalar>& hi, Tensor& out) {
-  TORCH_CHECK(lo.has_value() || hi.has_value(), "torch.clamp: At least one of 'min' or 'max' must not be None");
+  TORCH_CHECK(lo.has_value() || hi.has_value(),
+              "torch.clamp: At least one of 'min' or 'max' must not be None");
   if (lo && hi) {
     at::ScalarType t = compute_type({self}, {*lo, *hi}, Promote::Same);
     return run("clamp", out, {self}, t, Output::Compute, 0, 0, {*lo, *hi});
@@ -267,48 +296,53 @@ Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& wei
 
 }  // namespace
 
-#define OUT1(name, kernel, promote)                                                      \
-  m.impl(name, [](const Tensor& self, Tensor& out) -> Tensor& {                          \
-    return unary(kernel, self, out, Promote::promote);                                   \
+#define OUT1(name, kernel, promote)                             \
+  m.impl(name, [](const Tensor& self, Tensor& out) -> Tensor& { \
+    return unary(kernel, self, out, Promote::promote);          \
   })
-#define OUT2(name, kernel, promote)                                                      \
-  m.impl(name, [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {            \
-    return binary(kernel, a, b, out, Promote::promote);                                  \
+#define OUT2(name, kernel, promote)                                           \
+  m.impl(name, [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { \
+    return binary(kernel, a, b, out, Promote::promote);                       \
   })
-#define COMPARE(op)                                                                      \
+#define COMPARE(op)                                                                        \
   m.impl(#op ".Tensor_out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { \
-    return compare(#op, a, b, out);                                                      \
-  });                                                                                    \
+    return compare(#op, a, b, out);                                                        \
+  });                                                                                      \
   m.impl(#op ".Scalar_out", [](const Tensor& a, const Scalar& b, Tensor& out) -> Tensor& { \
-    return compare_scalar(#op, a, b, out);                                               \
+    return compare_scalar(#op, a, b, out);                                                 \
   })
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Arithmetic.
-  m.impl("add.out", [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-    return binary("add", a, b, out, Promote::Same, alpha.toDouble());
-  });
-  m.impl("sub.out", [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-    return binary("sub", a, b, out, Promote::Same, alpha.toDouble());
-  });
+  m.impl("add.out",
+         [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
+           return binary("add", a, b, out, Promote::Same, alpha.toDouble());
+         });
+  m.impl("sub.out",
+         [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
+           return binary("sub", a, b, out, Promote::Same, alpha.toDouble());
+         });
   m.impl("rsub.Tensor", rsub);
   OUT2("mul.out", "mul", Same);
   OUT2("div.out", "div", IntToFloat);
   m.impl("div.out_mode", div_mode_out);
-  m.impl("addcmul.out", [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
-                           Tensor& out) -> Tensor& {
-    return run("addcmul", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::Same),
-               Output::Compute, v.toDouble());
-  });
-  m.impl("addcdiv.out", [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
-                           Tensor& out) -> Tensor& {
-    return run("addcdiv", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::IntToFloat),
-               Output::Compute, v.toDouble());
-  });
+  m.impl("addcmul.out",
+         [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
+            Tensor& out) -> Tensor& {
+           return run("addcmul", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::Same),
+                      Output::Compute, v.toDouble());
+         });
+  m.impl("addcdiv.out",
+         [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
+            Tensor& out) -> Tensor& {
+           return run("addcdiv", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::IntToFloat),
+                      Output::Compute, v.toDouble());
+         });
   m.impl("lerp.Scalar_out", lerp_scalar_out);
-  m.impl("lerp.Tensor_out", [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
-    return run("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
-  });
+  m.impl("lerp.Tensor_out",
+         [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
+           return run("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
+         });
   OUT2("pow.Tensor_Tensor_out", "pow", Same);
   m.impl("pow.Tensor_Scalar_out", pow_tensor_scalar_out);
   m.impl("pow.Scalar_out", pow_scalar_out);
@@ -368,30 +402,34 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gelu.out", [](const Tensor& s, std::string_view approximate, Tensor& out) -> Tensor& {
     return unary(approximate == "tanh" ? "gelu_tanh" : "gelu", s, out, Promote::Same);
   });
-  m.impl("gelu_backward.grad_input", [](const Tensor& g, const Tensor& s, std::string_view approximate,
-                                        Tensor& out) -> Tensor& {
-    return binary(approximate == "tanh" ? "gelu_tanh_backward" : "gelu_backward", g, s, out);
-  });
+  m.impl(
+      "gelu_backward.grad_input",
+      [](const Tensor& g, const Tensor& s, std::string_view approximate, Tensor& out) -> Tensor& {
+        return binary(approximate == "tanh" ? "gelu_tanh_backward" : "gelu_backward", g, s, out);
+      });
   OUT1("silu.out", "silu", Same);
   OUT2("silu_backward.grad_input", "silu_backward", Same);
   OUT2("sigmoid_backward.grad_input", "sigmoid_backward", Same);
   OUT2("tanh_backward.grad_input", "tanh_backward", Same);
-  m.impl("softplus.out", [](const Tensor& s, const Scalar& beta, const Scalar& threshold,
-                            Tensor& out) -> Tensor& {
-    return unary("softplus", s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
-  });
-  m.impl("softplus_backward.grad_input", [](const Tensor& g, const Tensor& s, const Scalar& beta,
-                                            const Scalar& threshold, Tensor& out) -> Tensor& {
-    return binary("softplus_backward", g, s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
-  });
-  m.impl("threshold.out", [](const Tensor& s, const Scalar& threshold, const Scalar& value,
-                             Tensor& out) -> Tensor& {
-    return binary("threshold", s, s, out, Promote::Same, threshold.toDouble(), value.toDouble());
-  });
-  m.impl("threshold_backward.grad_input", [](const Tensor& g, const Tensor& s,
-                                             const Scalar& threshold, Tensor& out) -> Tensor& {
-    return binary("threshold", s, g, out, Promote::Same, threshold.toDouble(), 0.0);
-  });
+  m.impl("softplus.out",
+         [](const Tensor& s, const Scalar& beta, const Scalar& threshold, Tensor& out) -> Tensor& {
+           return unary("softplus", s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
+         });
+  m.impl("softplus_backward.grad_input",
+         [](const Tensor& g, const Tensor& s, const Scalar& beta, const Scalar& threshold,
+            Tensor& out) -> Tensor& {
+           return binary("softplus_backward", g, s, out, Promote::Same, beta.toDouble(),
+                         threshold.toDouble());
+         });
+  m.impl("threshold.out",
+         [](const Tensor& s, const Scalar& threshold, const Scalar& value, Tensor& out) -> Tensor& {
+           return binary("threshold", s, s, out, Promote::Same, threshold.toDouble(),
+                         value.toDouble());
+         });
+  m.impl("threshold_backward.grad_input",
+         [](const Tensor& g, const Tensor& s, const Scalar& threshold, Tensor& out) -> Tensor& {
+           return binary("threshold", s, g, out, Promote::Same, threshold.toDouble(), 0.0);
+         });
 
   // Comparisons, logic, selection.
   COMPARE(eq);
@@ -416,6 +454,187 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("where.self", where);
   m.impl("masked_fill_.Scalar", masked_fill_scalar);
   m.impl("masked_fill_.Tensor", masked_fill_tensor);
+}
+
+// ---- rounding, remainders, more math and activations (issue 3) ----------------------------------
+
+namespace {
+
+// Predicates that are false for every integer (isnan, isposinf ...) run the input's dtype.
+Tensor& predicate(const char* op, const Tensor& self, Tensor& out) {
+  return run(op, out, {self}, self.scalar_type(), Output::Bool);
+}
+
+Tensor& ax_round_decimals_out(const Tensor& self, int64_t decimals, Tensor& out) {
+  if (decimals == 0 || !at::isFloatingType(self.scalar_type()))
+    return unary("round", self, out, Promote::Same);
+  // The kernel gets 10^|decimals| and whether decimals are negative.
+  double ten_pow = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
+  return unary("round_decimals", self, out, Promote::Same, ten_pow, decimals < 0 ? 1.0 : 0.0);
+}
+
+Tensor& ax_nan_to_num_out(const Tensor& self, std::optional<double> nan,
+                          std::optional<double> posinf, std::optional<double> neginf, Tensor& out) {
+  at::ScalarType t = self.scalar_type();
+  if (!at::isFloatingType(t)) {
+    at::native::resize_output(out, self.sizes());
+    return out.copy_(self);
+  }
+  // Defaults are the dtype's largest and lowest finite values (type decisions, no arithmetic).
+  double hi = 0, lo = 0;
+  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t, "nan_to_num", [&] {
+    hi = double(std::numeric_limits<scalar_t>::max());
+    lo = double(std::numeric_limits<scalar_t>::lowest());
+  });
+  return run("nan_to_num", out, {self}, t, Output::Compute, posinf.value_or(hi),
+             neginf.value_or(lo), {Scalar(nan.value_or(0.0))});
+}
+
+Tensor& ax_elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
+                   const Scalar& input_scale, Tensor& out) {
+  at::ScalarType t = compute_type({self}, {}, Promote::Same);
+  return run("elu", out, {self}, t, Output::Compute, alpha.toDouble(), scale.toDouble(),
+             {input_scale});
+}
+
+Tensor& ax_elu_backward_out(const Tensor& grad, const Scalar& alpha, const Scalar& scale,
+                            const Scalar& input_scale, bool is_result, const Tensor& self_or_result,
+                            Tensor& out) {
+  TORCH_CHECK(!is_result || alpha.toDouble() >= 0.0,
+              "In-place elu backward calculation is triggered "
+              "with a negative slope which is not supported. This is caused by calling in-place "
+              "forward function with a negative slope, please call out-of-place version instead.");
+  at::ScalarType t = compute_type({grad, self_or_result}, {}, Promote::Same);
+  return run(is_result ? "elu_backward_result" : "elu_backward", out, {grad, self_or_result}, t,
+             Output::Compute, alpha.toDouble(), scale.toDouble(), {input_scale});
+}
+
+Tensor& ax_hardswish_out(const Tensor& self, Tensor& out) {
+  return unary("hardswish", self, out, Promote::Same);
+}
+Tensor ax_hardswish(const Tensor& self) {
+  return functional<ax_hardswish_out>(self);
+}
+Tensor& ax_hardswish_(Tensor& self) {
+  return ax_hardswish_out(self, self);
+}
+
+Tensor& ax_hardswish_backward_out(const Tensor& grad, const Tensor& self, Tensor& out) {
+  return binary("hardswish_backward", grad, self, out);
+}
+Tensor ax_hardswish_backward(const Tensor& grad, const Tensor& self) {
+  Tensor out = at::empty_like(grad);
+  return ax_hardswish_backward_out(grad, self, out);
+}
+
+Tensor ax_mish_backward(const Tensor& grad, const Tensor& self) {
+  Tensor out = at::empty_like(grad);
+  return binary("mish_backward", grad, self, out);
+}
+
+// The buffer is not needed (the backward recomputes from the input); like CUDA, it stays empty.
+std::tuple<Tensor&, Tensor&> ax_log_sigmoid_forward_out(const Tensor& self, Tensor& output,
+                                                        Tensor& buffer) {
+  unary("log_sigmoid", self, output, Promote::Same);
+  at::native::resize_output(buffer, {0});
+  return {output, buffer};
+}
+std::tuple<Tensor, Tensor> ax_log_sigmoid_forward(const Tensor& self) {
+  Tensor output = at::empty_like(self), buffer = at::empty({0}, self.options());
+  ax_log_sigmoid_forward_out(self, output, buffer);
+  return {output, buffer};
+}
+Tensor& ax_log_sigmoid_backward_out(const Tensor& grad, const Tensor& self,
+                                    const Tensor& /*buffer*/, Tensor& out) {
+  return binary("log_sigmoid_backward", grad, self, out);
+}
+Tensor ax_log_sigmoid_backward(const Tensor& grad, const Tensor& self, const Tensor& buffer) {
+  Tensor out = at::empty_like(grad);
+  return ax_log_sigmoid_backward_out(grad, self, buffer, out);
+}
+
+Tensor& ax_floor_divide_out(const Tensor& a, const Tensor& b, Tensor& out) {
+  return binary("div_floor", a, b, out);
+}
+Tensor ax_floor_divide(const Tensor& a, const Tensor& b) {
+  at::ScalarType t = compute_type({a, b}, {}, Promote::Same);
+  auto shape = at::infer_size_dimvector(a.sizes(), b.sizes());
+  Tensor out = at::empty(shape, (a.is_cpu() ? b : a).options().dtype(t));
+  return ax_floor_divide_out(a, b, out);
+}
+Tensor& ax_floor_divide_(Tensor& a, const Tensor& b) {
+  return ax_floor_divide_out(a, b, a);
+}
+
+Tensor& ax_remainder_scalar_tensor_out(const Scalar& a, const Tensor& b, Tensor& out) {
+  return binary("remainder", at::native::wrapped_scalar_tensor(a), b, out);
+}
+Tensor ax_remainder_scalar_tensor(const Scalar& a, const Tensor& b) {
+  Tensor wa = at::native::wrapped_scalar_tensor(a);
+  Tensor out = at::empty(b.sizes(), b.options().dtype(compute_type({wa, b}, {}, Promote::Same)));
+  return binary("remainder", wa, b, out);
+}
+
+Tensor ax_isnan(const Tensor& self) {
+  Tensor out = at::empty(self.sizes(), self.options().dtype(at::kBool));
+  return predicate("isnan", self, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  OUT1("floor.out", "floor", Same);
+  OUT1("ceil.out", "ceil", Same);
+  OUT1("round.out", "round", Same);
+  m.impl("round.decimals_out", ax_round_decimals_out);
+  OUT1("trunc.out", "trunc", Same);
+  OUT1("frac.out", "frac", Same);
+  OUT2("fmod.Tensor_out", "fmod", Same);
+  OUT2("remainder.Tensor_out", "remainder", Same);
+  m.impl("remainder.Scalar_Tensor", ax_remainder_scalar_tensor);
+  m.impl("remainder.Scalar_Tensor_out", ax_remainder_scalar_tensor_out);
+  m.impl("floor_divide", ax_floor_divide);
+  m.impl("floor_divide.out", ax_floor_divide_out);
+  m.impl("floor_divide_.Tensor", ax_floor_divide_);
+  OUT2("atan2.out", "atan2", IntToFloat);
+  OUT2("hypot.out", "hypot", IntToFloat);
+  OUT2("logaddexp.out", "logaddexp", IntToFloat);
+  OUT2("copysign.out", "copysign", IntToFloat);
+  OUT2("xlogy.OutTensor", "xlogy", IntToFloat);
+  m.impl("isnan", ax_isnan);
+  m.impl("isnan.out",
+         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("isnan", s, out); });
+  m.impl("isposinf.out",
+         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("isposinf", s, out); });
+  m.impl("isneginf.out",
+         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("isneginf", s, out); });
+  m.impl("signbit.out",
+         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("signbit", s, out); });
+  m.impl("nan_to_num.out", ax_nan_to_num_out);
+  OUT1("sgn.out", "sign", Same);
+  OUT1("asin.out", "asin", IntToFloat);
+  OUT1("acos.out", "acos", IntToFloat);
+  OUT1("atan.out", "atan", IntToFloat);
+  OUT1("sinh.out", "sinh", IntToFloat);
+  OUT1("cosh.out", "cosh", IntToFloat);
+  OUT1("asinh.out", "asinh", IntToFloat);
+  OUT1("acosh.out", "acosh", IntToFloat);
+  OUT1("atanh.out", "atanh", IntToFloat);
+  m.impl("elu.out", ax_elu_out);
+  m.impl("elu_backward.grad_input", ax_elu_backward_out);
+  OUT1("hardsigmoid.out", "hardsigmoid", Same);
+  OUT2("hardsigmoid_backward.grad_input", "hardsigmoid_backward", Same);
+  m.impl("hardswish", ax_hardswish);
+  m.impl("hardswish.out", ax_hardswish_out);
+  m.impl("hardswish_", ax_hardswish_);
+  m.impl("hardswish_backward", ax_hardswish_backward);
+  m.impl("hardswish_backward.out", ax_hardswish_backward_out);
+  OUT1("mish.out", "mish", Same);
+  m.impl("mish_backward", ax_mish_backward);
+  m.impl("log_sigmoid_forward", ax_log_sigmoid_forward);
+  m.impl("log_sigmoid_forward.output", ax_log_sigmoid_forward_out);
+  m.impl("log_sigmoid_backward", ax_log_sigmoid_backward);
+  m.impl("log_sigmoid_backward.grad_input", ax_log_sigmoid_backward_out);
 }
 
 }  // namespace axon

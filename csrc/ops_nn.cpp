@@ -18,7 +18,8 @@ struct Layout {
   int64_t ld;
 };
 
-std::optional<Layout> blas_layout(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride) {
+std::optional<Layout> blas_layout(int64_t rows, int64_t cols, int64_t row_stride,
+                                  int64_t col_stride) {
   if ((col_stride == 1 || cols == 1) && (row_stride >= std::max<int64_t>(1, cols) || rows == 1))
     return Layout{false, rows == 1 ? std::max<int64_t>(1, cols) : row_stride};
   if ((row_stride == 1 || rows == 1) && (col_stride >= std::max<int64_t>(1, rows) || cols == 1))
@@ -44,8 +45,8 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, dou
   c10::DeviceGuard guard(out.device());
   check_dtype_supported(out.scalar_type(), out.device().index());
   TORCH_CHECK(a.scalar_type() == b.scalar_type() && a.scalar_type() == out.scalar_type(),
-              "expected m1 and m2 to have the same dtype, but got: ", a.scalar_type(), " != ",
-              b.scalar_type());
+              "expected m1 and m2 to have the same dtype, but got: ", a.scalar_type(),
+              " != ", b.scalar_type());
   if (out.numel() == 0) return;
   Layout la{}, lb{};
   Tensor A = blas_operand(a, la), B = blas_operand(b, lb);
@@ -78,8 +79,8 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, dou
 
 void check_mm(const Tensor& a, const Tensor& b) {
   TORCH_CHECK(a.dim() == 2 && b.dim() == 2, "both arguments to mm must be 2D");
-  TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0),
-              "x", a.size(1), " and ", b.size(0), "x", b.size(1), ")");
+  TORCH_CHECK(a.size(1) == b.size(0), "mat1 and mat2 shapes cannot be multiplied (", a.size(0), "x",
+              a.size(1), " and ", b.size(0), "x", b.size(1), ")");
 }
 
 Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
@@ -120,7 +121,8 @@ Tensor& baddbmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const 
 Tensor& addmv_out(const Tensor& self, const Tensor& mat, const Tensor& vec, const Scalar& beta,
                   const Scalar& alpha, Tensor& out) {
   TORCH_CHECK(mat.dim() == 2 && vec.dim() == 1 && mat.size(1) == vec.size(0),
-              "size mismatch, got input (", mat.size(0), "x", mat.size(1), "), vec (", vec.numel(), ")");
+              "size mismatch, got input (", mat.size(0), "x", mat.size(1), "), vec (", vec.numel(),
+              ")");
   at::native::resize_output(out, {mat.size(0)});
   double bv = beta.toDouble();
   if (bv != 0 && !self.is_same(out)) out.copy_(self.expand({mat.size(0)}));
@@ -135,14 +137,16 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   TORCH_CHECK(a.numel() == b.numel(), "inconsistent tensor size, expected tensor [", a.numel(),
               "] and src [", b.numel(), "] to have the same number of elements, but got ",
               a.numel(), " and ", b.numel(), " elements respectively");
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
-              a.scalar_type(), " and ", b.scalar_type());
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(),
+              "dot : expected both vectors to have same dtype, but found ", a.scalar_type(),
+              " and ", b.scalar_type());
   Tensor out = at::empty({}, a.options());
   gemm(a.unsqueeze(0).unsqueeze(0), b.unsqueeze(-1).unsqueeze(0), out.view({1, 1, 1}), 1.0, 0.0);
   return out;
 }
 
-// ---- softmax ----------------------------------------------------------------------------------------
+// ---- softmax
+// ----------------------------------------------------------------------------------------
 
 struct Rows {
   int64_t outer = 1, dim = 1, inner = 1;
@@ -158,12 +162,14 @@ Rows rows_of(const Tensor& t, int64_t dim) {
   return r;
 }
 
-Tensor& softmax_out_impl(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out, bool log) {
+Tensor& softmax_out_impl(const Tensor& self, int64_t dim, bool half_to_float, Tensor& out,
+                         bool log) {
   TORCH_CHECK_NOT_IMPLEMENTED(!half_to_float, "axon: softmax with half_to_float is not supported");
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "softmax: not implemented for '",
-                              self.scalar_type(), "' (floating point inputs only)");
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "softmax: expected out dtype ", self.scalar_type(),
-              ", got ", out.scalar_type());
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "softmax: not implemented for '", self.scalar_type(),
+                              "' (floating point inputs only)");
+  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "softmax: expected out dtype ",
+              self.scalar_type(), ", got ", out.scalar_type());
   c10::DeviceGuard guard(self.device());
   Tensor x = self.contiguous();
   at::native::resize_output(out, self.sizes());
@@ -213,7 +219,8 @@ std::tuple<Tensor&, Tensor&> nll_forward_out(const Tensor& self, const Tensor& t
   else
     at::native::resize_output(output, {});
   at::native::resize_output(total_weight, {});
-  Tensor out = output.is_contiguous() ? output : at::empty_like(output, at::MemoryFormat::Contiguous);
+  Tensor out =
+      output.is_contiguous() ? output : at::empty_like(output, at::MemoryFormat::Contiguous);
   axon_nll_desc d{};
   d.n = x.size(0);
   d.c = x.size(1);
@@ -231,9 +238,9 @@ std::tuple<Tensor&, Tensor&> nll_forward_out(const Tensor& self, const Tensor& t
 }
 
 // gi (contiguous [n, c], any previous contents) = d loss / d input.
-void nll_backward_into(const Tensor& grad_output, const Tensor& target, const std::optional<Tensor>& weight,
-                       int64_t reduction, int64_t ignore_index, const Tensor& total_weight, int64_t n,
-                       int64_t c, const Tensor& gi) {
+void nll_backward_into(const Tensor& grad_output, const Tensor& target,
+                       const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+                       const Tensor& total_weight, int64_t n, int64_t c, const Tensor& gi) {
   gi.zero_();
   Tensor t = target.reshape({-1}).contiguous();
   Tensor g = grad_output.contiguous();
@@ -252,11 +259,12 @@ void nll_backward_into(const Tensor& grad_output, const Tensor& target, const st
 }
 
 Tensor& nll_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
-                         const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                         const Tensor& total_weight, Tensor& grad_input) {
+                         const std::optional<Tensor>& weight, int64_t reduction,
+                         int64_t ignore_index, const Tensor& total_weight, Tensor& grad_input) {
   c10::DeviceGuard guard(self.device());
   at::native::resize_output(grad_input, self.sizes());
-  Tensor gi = grad_input.is_contiguous() ? grad_input : at::empty_like(self, at::MemoryFormat::Contiguous);
+  Tensor gi =
+      grad_input.is_contiguous() ? grad_input : at::empty_like(self, at::MemoryFormat::Contiguous);
   nll_backward_into(grad_output, target, weight, reduction, ignore_index, total_weight,
                     self.dim() == 1 ? 1 : self.size(0), self.size(-1), gi);
   if (!gi.is_same(grad_input)) grad_input.copy_(gi);
@@ -266,10 +274,12 @@ Tensor& nll_backward_out(const Tensor& grad_output, const Tensor& self, const Te
 // nll_loss2d: input [N, C, H, W], target [N, H, W]. Classes move last so each pixel is a row
 // of the 1-d kernels.
 std::tuple<Tensor&, Tensor&> nll2d_forward_out(const Tensor& self, const Tensor& target,
-                                               const std::optional<Tensor>& weight, int64_t reduction,
-                                               int64_t ignore_index, Tensor& output, Tensor& total_weight) {
-  TORCH_CHECK(self.dim() == 4 && target.dim() == 3, "nll_loss2d expects a 4-D input and a 3-D target, got ",
-              self.dim(), "-D and ", target.dim(), "-D");
+                                               const std::optional<Tensor>& weight,
+                                               int64_t reduction, int64_t ignore_index,
+                                               Tensor& output, Tensor& total_weight) {
+  TORCH_CHECK(self.dim() == 4 && target.dim() == 3,
+              "nll_loss2d expects a 4-D input and a 3-D target, got ", self.dim(), "-D and ",
+              target.dim(), "-D");
   Tensor rows = self.movedim(1, -1).reshape({-1, self.size(1)});
   Tensor flat = at::empty({0}, output.options());
   nll_forward_out(rows, target.reshape({-1}), weight, reduction, ignore_index, flat, total_weight);
@@ -284,8 +294,8 @@ std::tuple<Tensor&, Tensor&> nll2d_forward_out(const Tensor& self, const Tensor&
 }
 
 Tensor& nll2d_backward_out(const Tensor& grad_output, const Tensor& self, const Tensor& target,
-                           const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                           const Tensor& total_weight, Tensor& grad_input) {
+                           const std::optional<Tensor>& weight, int64_t reduction,
+                           int64_t ignore_index, const Tensor& total_weight, Tensor& grad_input) {
   c10::DeviceGuard guard(self.device());
   int64_t n = self.size(0) * self.size(2) * self.size(3), c = self.size(1);
   Tensor rows = at::empty({n, c}, self.options());
@@ -320,7 +330,8 @@ Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& t
   return mse_loss_backward_out(grad, self, target, reduction, out);
 }
 
-// ---- random numbers and dropout --------------------------------------------------------------------
+// ---- random numbers and dropout
+// --------------------------------------------------------------------
 
 Tensor& random_fill(Tensor& self, axon_random_kind kind, double a, double b,
                     const std::optional<at::Generator>& gen) {
@@ -351,16 +362,22 @@ Tensor& uniform_(Tensor& self, double from, double to, std::optional<at::Generat
 
 Tensor& bernoulli_float(Tensor& self, double p, std::optional<at::Generator> gen) {
   TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
-  if (at::isFloatingType(self.scalar_type())) return random_fill(self, AXON_RANDOM_BERNOULLI, p, 0, gen);
+  if (at::isFloatingType(self.scalar_type()))
+    return random_fill(self, AXON_RANDOM_BERNOULLI, p, 0, gen);
   Tensor f = at::empty(self.sizes(), self.options().dtype(at::kFloat));
   random_fill(f, AXON_RANDOM_BERNOULLI, p, 0, gen);
   return self.copy_(f);
 }
 
-std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p, std::optional<bool> train) {
-  if (!train.value_or(true) || p == 0) return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
-  if (p == 1) return {at::zeros_like(input), at::zeros_like(input, input.options().dtype(at::kBool))};
-  Tensor keep = at::empty_like(input, input.options().dtype(at::isFloatingType(input.scalar_type()) ? input.scalar_type() : at::kFloat));
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
+                                          std::optional<bool> train) {
+  if (!train.value_or(true) || p == 0)
+    return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+  if (p == 1)
+    return {at::zeros_like(input), at::zeros_like(input, input.options().dtype(at::kBool))};
+  Tensor keep = at::empty_like(
+      input, input.options().dtype(at::isFloatingType(input.scalar_type()) ? input.scalar_type()
+                                                                           : at::kFloat));
   random_fill(keep, AXON_RANDOM_BERNOULLI, 1.0 - p, 0, std::nullopt);
   Tensor out = at::mul(input, keep).mul_(1.0 / (1.0 - p));
   return {out, keep.ne(0)};
@@ -386,30 +403,33 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_log_softmax.out", [](const Tensor& s, int64_t dim, bool h2f, Tensor& out) -> Tensor& {
     return softmax_out_impl(s, dim, h2f, out, true);
   });
-  m.impl("_softmax_backward_data.out", [](const Tensor& g, const Tensor& y, int64_t dim,
-                                          at::ScalarType, Tensor& out) -> Tensor& {
-    return softmax_backward_impl(g, y, dim, out, false);
-  });
-  m.impl("_log_softmax_backward_data.out", [](const Tensor& g, const Tensor& y, int64_t dim,
-                                              at::ScalarType, Tensor& out) -> Tensor& {
-    return softmax_backward_impl(g, y, dim, out, true);
-  });
+  m.impl("_softmax_backward_data.out",
+         [](const Tensor& g, const Tensor& y, int64_t dim, at::ScalarType, Tensor& out) -> Tensor& {
+           return softmax_backward_impl(g, y, dim, out, false);
+         });
+  m.impl("_log_softmax_backward_data.out",
+         [](const Tensor& g, const Tensor& y, int64_t dim, at::ScalarType, Tensor& out) -> Tensor& {
+           return softmax_backward_impl(g, y, dim, out, true);
+         });
   m.impl("nll_loss_forward.output", nll_forward_out);
   m.impl("nll_loss_backward.grad_input", nll_backward_out);
   m.impl("nll_loss2d_forward.output", nll2d_forward_out);
   m.impl("nll_loss2d_backward.grad_input", nll2d_backward_out);
-  m.impl("nll_loss2d_forward", [](const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
-                                  int64_t reduction, int64_t ignore_index) -> std::tuple<Tensor, Tensor> {
-    Tensor out = at::empty({0}, self.options()), total = at::empty({}, self.options());
-    nll2d_forward_out(self, target, weight, reduction, ignore_index, out, total);
-    return {out, total};
-  });
-  m.impl("nll_loss2d_backward", [](const Tensor& grad, const Tensor& self, const Tensor& target,
-                                   const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
-                                   const Tensor& total_weight) -> Tensor {
-    Tensor gi = at::empty_like(self);
-    return nll2d_backward_out(grad, self, target, weight, reduction, ignore_index, total_weight, gi);
-  });
+  m.impl("nll_loss2d_forward",
+         [](const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
+            int64_t reduction, int64_t ignore_index) -> std::tuple<Tensor, Tensor> {
+           Tensor out = at::empty({0}, self.options()), total = at::empty({}, self.options());
+           nll2d_forward_out(self, target, weight, reduction, ignore_index, out, total);
+           return {out, total};
+         });
+  m.impl("nll_loss2d_backward",
+         [](const Tensor& grad, const Tensor& self, const Tensor& target,
+            const std::optional<Tensor>& weight, int64_t reduction, int64_t ignore_index,
+            const Tensor& total_weight) -> Tensor {
+           Tensor gi = at::empty_like(self);
+           return nll2d_backward_out(grad, self, target, weight, reduction, ignore_index,
+                                     total_weight, gi);
+         });
   m.impl("mse_loss.out", mse_loss_out);
   m.impl("mse_loss_backward", mse_loss_backward);
   m.impl("mse_loss_backward.grad_input", mse_loss_backward_out);

@@ -49,7 +49,7 @@ int64_t reduced_count(const Tensor& t, const DimMask& mask) {
 
 struct ReduceArgs {
   double scale = 1.0, p = 0.0;
-  Tensor* indices = nullptr;  // int64, same shape as out (values and indices ops)
+  Tensor* indices = nullptr;    // int64, same shape as out (values and indices ops)
   const Tensor* aux = nullptr;  // keepdim-shaped per-output values (the mean for variance)
 };
 
@@ -88,7 +88,8 @@ void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimM
   d.out = out.data_ptr();
   d.out_index = args.indices ? args.indices->data_ptr() : nullptr;
   d.aux = args.aux ? args.aux->data_ptr() : nullptr;
-  AXON_CHECK(axon_reduce(stream_for(in), op, to_axon_dtype(in.scalar_type()), &d, args.scale, args.p));
+  AXON_CHECK(
+      axon_reduce(stream_for(in), op, to_axon_dtype(in.scalar_type()), &d, args.scale, args.p));
 }
 
 // Converts the input to the output's dtype first where they differ (sum of int32 -> int64 ...).
@@ -100,7 +101,8 @@ void check_nonempty(const char* name, const Tensor& in, const DimMask& mask) {
   TORCH_CHECK_INDEX(in.numel() > 0 || reduced_count(in, mask) > 0, name,
                     "(): Expected reduction dim to be specified for input.numel() == 0. "
                     "Specify the reduction dim with the 'dim' argument.");
-  TORCH_CHECK_INDEX(reduced_count(in, mask) > 0, name, "(): cannot reduce over a zero-size dimension");
+  TORCH_CHECK_INDEX(reduced_count(in, mask) > 0, name,
+                    "(): cannot reduce over a zero-size dimension");
 }
 
 Tensor& sum_out(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
@@ -139,8 +141,9 @@ Tensor prod(const Tensor& self, std::optional<at::ScalarType> dtype) {
 template <const char* Op>
 Tensor& extreme_out(const Tensor& self, at::IntArrayRef dims, bool keepdim, Tensor& out) {
   // The kernel writes the input's dtype: another out= dtype would get reinterpreted bytes.
-  TORCH_CHECK(self.scalar_type() == out.scalar_type(), "Expected the dtype for input and out to match, but got ",
-              self.scalar_type(), " for input's dtype and ", out.scalar_type(), " for out's dtype.");
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "Expected the dtype for input and out to match, but got ", self.scalar_type(),
+              " for input's dtype and ", out.scalar_type(), " for out's dtype.");
   DimMask mask = dim_mask(self, dims);
   check_nonempty(Op, self, mask);
   reduce_into(Op, self, out, mask, keepdim);
@@ -151,7 +154,8 @@ constexpr char kMin[] = "min";
 
 template <const char* Op>
 Tensor extreme_all(const Tensor& self) {
-  TORCH_CHECK(self.numel() > 0, Op, "(): Expected reduction dim to be specified for input.numel() "
+  TORCH_CHECK(self.numel() > 0, Op,
+              "(): Expected reduction dim to be specified for input.numel() "
               "== 0. Specify the reduction dim with the 'dim' argument.");
   Tensor out = at::empty({}, self.options());
   reduce_into(Op, self, out, dim_mask(self, {}), false);
@@ -161,10 +165,11 @@ Tensor extreme_all(const Tensor& self) {
 template <const char* Op>
 std::tuple<Tensor&, Tensor&> extreme_dim_out(const Tensor& self, int64_t dim, bool keepdim,
                                              Tensor& values, Tensor& indices) {
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ", self.scalar_type(),
-              ", but got ", values.scalar_type(), " instead");
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "Expected out tensor to have dtype long int, but got ",
-              indices.scalar_type(), " instead");
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(), "Expected out tensor to have dtype ",
+              self.scalar_type(), ", but got ", values.scalar_type(), " instead");
+  TORCH_CHECK(indices.scalar_type() == at::kLong,
+              "Expected out tensor to have dtype long int, but got ", indices.scalar_type(),
+              " instead");
   int64_t dims[1] = {dim};
   DimMask mask = dim_mask(self, dims);
   if (self.dim() == 0) mask.reset();
@@ -173,7 +178,9 @@ std::tuple<Tensor&, Tensor&> extreme_dim_out(const Tensor& self, int64_t dim, bo
   args.indices = &indices;
   at::native::resize_output(indices, reduced_shape(self, mask, keepdim));
   at::native::resize_output(values, reduced_shape(self, mask, keepdim));
-  Tensor v = values.is_contiguous() && indices.is_contiguous() ? values : at::empty_like(values, at::MemoryFormat::Contiguous);
+  Tensor v = values.is_contiguous() && indices.is_contiguous()
+                 ? values
+                 : at::empty_like(values, at::MemoryFormat::Contiguous);
   Tensor i = v.is_same(values) ? indices : at::empty_like(indices, at::MemoryFormat::Contiguous);
   args.indices = &i;
   reduce_into(std::string(Op) == "max" ? "maxidx" : "minidx", self, v, mask, keepdim, args);
@@ -186,8 +193,9 @@ std::tuple<Tensor&, Tensor&> extreme_dim_out(const Tensor& self, int64_t dim, bo
 
 template <const char* Op>
 Tensor& arg_out(const Tensor& self, std::optional<int64_t> dim, bool keepdim, Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kLong, "Expected out tensor to have dtype long int, but got ",
-              out.scalar_type(), " instead");
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "Expected out tensor to have dtype long int, but got ", out.scalar_type(),
+              " instead");
   DimMask mask;
   if (dim.has_value() && self.dim() > 0) {
     int64_t dims[1] = {*dim};
@@ -204,7 +212,8 @@ constexpr char kArgmin[] = "argmin";
 
 template <const char* Op>
 Tensor& logic_out(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim, Tensor& out) {
-  Tensor target = out.scalar_type() == at::kBool ? out : at::empty({0}, out.options().dtype(at::kBool));
+  Tensor target =
+      out.scalar_type() == at::kBool ? out : at::empty({0}, out.options().dtype(at::kBool));
   reduce_into(Op, self, target, dim_mask(self, dims), keepdim);
   if (!target.is_same(out)) {
     at::native::resize_output(out, target.sizes());
@@ -253,7 +262,8 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& self, at::OptionalIntArrayRef 
   return {variance(self, dims, corr, keepdim, true), at::mean(self, dims, keepdim)};
 }
 
-// ---- norms ---------------------------------------------------------------------------------------------
+// ---- norms
+// ---------------------------------------------------------------------------------------------
 
 Tensor& vector_norm_out(const Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dims,
                         bool keepdim, std::optional<at::ScalarType> /*dtype*/, Tensor& out) {
@@ -264,12 +274,17 @@ Tensor& vector_norm_out(const Tensor& self, const at::Scalar& ord, at::OptionalI
   args.p = p;
   if (std::isinf(p) && p < 0) {  // the smallest magnitude
     Tensor m = at::abs(in);
-    TORCH_CHECK(reduced_count(m, mask) > 0, "linalg.vector_norm cannot compute the -inf norm on an empty "
+    TORCH_CHECK(reduced_count(m, mask) > 0,
+                "linalg.vector_norm cannot compute the -inf norm on an empty "
                 "tensor because the operation does not have an identity");
     reduce_into("min", m, out, mask, keepdim);
     return out;
   }
-  const char* op = p == 1.0 ? "norm1" : p == 2.0 ? "norm2" : p == 0.0 ? "norm0" : std::isinf(p) ? "norminf" : "normp";
+  const char* op = p == 1.0        ? "norm1"
+                   : p == 2.0      ? "norm2"
+                   : p == 0.0      ? "norm0"
+                   : std::isinf(p) ? "norminf"
+                                   : "normp";
   reduce_into(op, in, out, mask, keepdim, args);
   return out;
 }

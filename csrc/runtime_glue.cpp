@@ -30,8 +30,16 @@ void throw_status(axon_status_t status, const char* what) {
 
 bool has_axon_dtype(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: case at::kDouble: case at::kHalf: case at::kBFloat16: case at::kLong:
-    case at::kInt: case at::kShort: case at::kChar: case at::kByte: case at::kBool:
+    case at::kFloat:
+    case at::kDouble:
+    case at::kHalf:
+    case at::kBFloat16:
+    case at::kLong:
+    case at::kInt:
+    case at::kShort:
+    case at::kChar:
+    case at::kByte:
+    case at::kBool:
       return true;
     default:
       return false;
@@ -40,18 +48,29 @@ bool has_axon_dtype(at::ScalarType type) {
 
 axon_dtype to_axon_dtype(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: return AXON_F32;
-    case at::kDouble: return AXON_F64;
-    case at::kHalf: return AXON_F16;
-    case at::kBFloat16: return AXON_BF16;
-    case at::kLong: return AXON_I64;
-    case at::kInt: return AXON_I32;
-    case at::kShort: return AXON_I16;
-    case at::kChar: return AXON_I8;
-    case at::kByte: return AXON_U8;
-    case at::kBool: return AXON_BOOL;
+    case at::kFloat:
+      return AXON_F32;
+    case at::kDouble:
+      return AXON_F64;
+    case at::kHalf:
+      return AXON_F16;
+    case at::kBFloat16:
+      return AXON_BF16;
+    case at::kLong:
+      return AXON_I64;
+    case at::kInt:
+      return AXON_I32;
+    case at::kShort:
+      return AXON_I16;
+    case at::kChar:
+      return AXON_I8;
+    case at::kByte:
+      return AXON_U8;
+    case at::kBool:
+      return AXON_BOOL;
     default:
-      TORCH_CHECK_NOT_IMPLEMENTED(false, "axon: dtype ", type, " is not supported on the axon device");
+      TORCH_CHECK_NOT_IMPLEMENTED(false, "axon: dtype ", type,
+                                  " is not supported on the axon device");
   }
 }
 
@@ -97,7 +116,9 @@ c10::DeviceIndex device_count() {
   return static_cast<c10::DeviceIndex>(std::min(n, kMaxDevices));
 }
 
-c10::DeviceIndex current_device() { return current_index; }
+c10::DeviceIndex current_device() {
+  return current_index;
+}
 
 axon_stream_t runtime_stream(const c10::Stream& stream) {
   if (stream.id() == 0) {
@@ -215,7 +236,8 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
     AXON_CHECK(axon_event_record(static_cast<axon_event_t>(*event), runtime_stream(s)));
   }
   void block(void* event, const c10::Stream& s) const override {
-    if (event) AXON_CHECK(axon_stream_wait_event(runtime_stream(s), static_cast<axon_event_t>(event)));
+    if (event)
+      AXON_CHECK(axon_stream_wait_event(runtime_stream(s), static_cast<axon_event_t>(event)));
   }
   bool queryEvent(void* event) const override {
     int done = 1;
@@ -287,7 +309,9 @@ struct AxonAllocator final : public c10::DeviceAllocator {
     return out;
   }
   void resetAccumulatedStats(c10::DeviceIndex /*device*/) override {}
-  void resetPeakStats(c10::DeviceIndex device) override { AXON_CHECK(axon_memory_reset_peak(device)); }
+  void resetPeakStats(c10::DeviceIndex device) override {
+    AXON_CHECK(axon_memory_reset_peak(device));
+  }
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override {
     uint64_t free_bytes = 0, total = 0;
     AXON_CHECK(axon_memory_info(device, &free_bytes, &total));
@@ -350,7 +374,8 @@ struct AxonHostAllocator final : public at::HostAllocator {
 AxonHostAllocator host_allocator_instance;
 REGISTER_HOST_ALLOCATOR(at::kPrivateUse1, &host_allocator_instance);
 
-// ---- generator (Philox state: seed and offset, as CUDA's) ----------------------------------------
+// ---- generator (Philox state: seed and offset, as CUDA's)
+// ----------------------------------------
 
 struct AxonGeneratorImpl final : public c10::GeneratorImpl {
   explicit AxonGeneratorImpl(c10::DeviceIndex device)
@@ -404,7 +429,9 @@ std::array<at::Generator, kMaxDevices> default_generators;
 
 }  // namespace
 
-at::Allocator* device_allocator() { return &allocator_instance; }
+at::Allocator* device_allocator() {
+  return &allocator_instance;
+}
 
 void record_pinned_use(const void* base, axon_stream_t stream) {
   axon_event_t e;
@@ -435,7 +462,8 @@ std::pair<uint64_t, uint64_t> philox_reserve(const std::optional<at::Generator>&
   return {impl->current_seed(), impl->reserve(increment)};
 }
 
-// ---- hooks ----------------------------------------------------------------------------------------
+// ---- hooks
+// ----------------------------------------------------------------------------------------
 
 namespace {
 
@@ -454,7 +482,9 @@ struct AxonHooks final : public at::PrivateUse1HooksInterface {
     setCurrentDevice(d);
     return old;
   }
-  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override { return exchangeDevice(d); }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override {
+    return exchangeDevice(d);
+  }
   const at::Generator& getDefaultGenerator(c10::DeviceIndex index) const override {
     c10::DeviceIndex d = index < 0 ? current_index : index;
     default_generator(d);  // created on first use; the array entry lives for the process

@@ -127,7 +127,9 @@ class TinyUNet(nn.Module):
 
 def train(model, batches, loss_fn, device, steps):
     model = model.to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    # SGD with momentum: parameter differences stay proportional to gradient differences
+    # (Adam's first steps amplify rounding in near-zero gradients to a full step).
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     losses = []
     for step in range(steps):
         x, y = (t.to(device) for t in batches[step % len(batches)])
@@ -154,7 +156,9 @@ def check_model(model, batches, loss_fn, steps=3, rtol=1e-3):
 
 def test_resnet18_shape_trains_natively():
     torch.manual_seed(0)
-    batches = [(torch.randn(4, 3, 32, 32), torch.randint(0, 10, (4,))) for _ in range(2)]
+    # 64x64 keeps 2x2 maps in the last stage: batch norm over 1x1 maps of 4 samples would
+    # amplify float rounding far beyond what the comparison is about.
+    batches = [(torch.randn(4, 3, 64, 64), torch.randint(0, 10, (4,))) for _ in range(2)]
     check_model(ResNet18(), batches, nn.CrossEntropyLoss())
 
 

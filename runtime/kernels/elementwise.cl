@@ -201,6 +201,93 @@ UNARY(bitwise_not, STORE, ~a)
 #endif
 #endif
 
+/* ---- rounding, remainders, more math and activations (issue 3) --------------------------------- */
+#ifdef IS_FLOAT
+/* remainder as Python defines it: the result takes the divisor's sign. */
+inline CT remainder_of(CT a, CT b) {
+  CT mod = fmod(a, b);
+  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
+  return mod;
+}
+inline CT logaddexp_of(CT a, CT b) {
+  if (isinf(a) && a == b) return a;
+  CT m = max_nan(a, b);
+  return m + log1p(exp(-fabs(a - b)));
+}
+/* round(x, decimals): alpha = 10^|decimals|, beta > 0 when decimals are negative. */
+inline CT round_decimals_of(CT a, CT ten_pow, CT negative) {
+  return negative > 0 ? rint(a / ten_pow) * ten_pow : rint(a * ten_pow) / ten_pow;
+}
+inline CT mish_backward_of(CT g, CT x) {
+  CT sig = sigmoid_of(x);
+  CT t = tanh_of(log1p(exp(x)));
+  return g * (t + x * sig * ((CT)1 - t * t));
+}
+inline CT log_sigmoid_backward_of(CT g, CT x) {
+  CT z = exp(-fabs(x));
+  return x < 0 ? g * ((CT)1 - z / ((CT)1 + z)) : g * (z / ((CT)1 + z));
+}
+UNARY(floor, STORE, floor(a))
+UNARY(ceil, STORE, ceil(a))
+UNARY(round, STORE, rint(a))
+UNARY(round_decimals, STORE, round_decimals_of(a, alpha, beta))
+UNARY(trunc, STORE, trunc(a))
+UNARY(frac, STORE, a - trunc(a))
+BINARY(fmod, STORE, fmod(a, b))
+BINARY(remainder, STORE, remainder_of(a, b))
+BINARY(atan2, STORE, atan2(a, b))
+BINARY(hypot, STORE, hypot(a, b))
+BINARY(logaddexp, STORE, logaddexp_of(a, b))
+BINARY(copysign, STORE, copysign(a, b))
+BINARY(xlogy, STORE, isnan(b) ? b : (a == 0 ? (CT)0 : a * log(b)))
+UNARY(isnan, ST_BOOL, isnan(a))
+UNARY(isposinf, ST_BOOL, isinf(a) && a > 0)
+UNARY(isneginf, ST_BOOL, isinf(a) && a < 0)
+UNARY(signbit, ST_BOOL, signbit(a) != 0)
+/* nan_to_num: b (a scalar input) replaces NaN, alpha +inf, beta -inf. */
+BINARY(nan_to_num, STORE, isnan(a) ? b : (isinf(a) ? (a > 0 ? alpha : beta) : a))
+UNARY(asin, STORE, asin(a))
+UNARY(acos, STORE, acos(a))
+UNARY(atan, STORE, atan(a))
+UNARY(sinh, STORE, sinh(a))
+UNARY(cosh, STORE, cosh(a))
+UNARY(asinh, STORE, asinh(a))
+UNARY(acosh, STORE, acosh(a))
+UNARY(atanh, STORE, atanh(a))
+/* elu: alpha, beta = scale, b (scalar input) = input_scale. */
+BINARY(elu, STORE, a <= 0 ? (exp(a * b) - (CT)1) * alpha * beta : a * beta)
+/* elu backward: a the gradient, b the input (or the output for _result), c input_scale. */
+TERNARY(elu_backward, STORE, b <= 0 ? a * c * alpha * beta * exp(b * c) : a * beta)
+TERNARY(elu_backward_result, STORE, b <= 0 ? a * c * (b + alpha * beta) : a * beta)
+UNARY(hardsigmoid, STORE, min(max(a + (CT)3, (CT)0), (CT)6) / (CT)6)
+/* PyTorch multiplies by 1/6 rounded to float, in every dtype. */
+BINARY(hardsigmoid_backward, STORE, (b > (CT)-3 && b < (CT)3) ? a * (CT)(1.0f / 6.0f) : (CT)0)
+UNARY(hardswish, STORE, a * min(max(a + (CT)3, (CT)0), (CT)6) / (CT)6)
+BINARY(hardswish_backward, STORE,
+       b < (CT)-3 ? (CT)0 : (b <= (CT)3 ? a * (b / (CT)3 + HALF) : a))
+UNARY(mish, STORE, a * tanh_of(log1p(exp(a))))
+BINARY(mish_backward, STORE, mish_backward_of(a, b))
+UNARY(log_sigmoid, STORE, min(a, (CT)0) - log1p(exp(-fabs(a))))
+BINARY(log_sigmoid_backward, STORE, log_sigmoid_backward_of(a, b))
+#else
+inline CT int_remainder(CT a, CT b) {
+  if (b == 0) return 0;
+  CT r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+UNARY(floor, STORE, a)
+UNARY(ceil, STORE, a)
+UNARY(round, STORE, a)
+UNARY(trunc, STORE, a)
+BINARY(fmod, STORE, b == 0 ? (CT)0 : a % b)
+BINARY(remainder, STORE, int_remainder(a, b))
+UNARY(isnan, ST_BOOL, 0)
+UNARY(isposinf, ST_BOOL, 0)
+UNARY(isneginf, ST_BOOL, 0)
+UNARY(signbit, ST_BOOL, a < 0)
+UNARY(nan_to_num, STORE, a)
+#endif
+
 /* ---- conversions: cast_<dst> reads this program's type and writes dst ----------------------- */
 #define CAST(dst, ST_DST)            \
   __kernel void ew_cast_##dst(EW_SIG) { \

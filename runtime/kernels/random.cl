@@ -33,9 +33,25 @@ __kernel void random_fill(BUF(o), ew_geom g, ulong seed, ulong offset, int kind,
   } else if (kind == 1) { /* normal(mean a, std b), Box-Muller */
     float u1 = unit_float(r.x), u2 = unit_float(r.y);
     v = a + b * (CT)(sqrt(-2.0f * log(u1)) * cospi(2.0f * u2));
-  } else { /* bernoulli(p = a) */
+  } else if (kind == 2) { /* bernoulli(p = a) */
     v = (CT)(1.0f - unit_float(r.x) < a ? 1 : 0);
+  } else { /* exponential(rate a): -log(u) / a, u in (0, 1] */
+    v = (CT)(-log(unit_float(r.x)) / (float)a);
   }
   STORE(PTR(o), off[0], v);
 }
 #endif
+
+/* Integers (issue 3): base + (r mod range) with 64 random bits r, or base + r (wrapping) when
+ * range is 0 (random_ over the whole int64 range). Stored in any dtype (floats hold integers
+ * up to 2^mantissa exactly; the caller limits the range). */
+__kernel void random_int_fill(BUF(o), ew_geom g, ulong seed, ulong offset, ulong range, long base) {
+  long i = get_global_id(0);
+  if (i >= g.numel) return;
+  long off[1];
+  ew_offsets(&g, i, 1, off);
+  uint4 r = philox(offset + (ulong)i, seed);
+  ulong bits = (ulong)r.x | ((ulong)r.y << 32);
+  long v = (long)((ulong)base + (range ? bits % range : bits));
+  STORE(PTR(o), off[0], v);
+}

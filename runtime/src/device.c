@@ -28,8 +28,8 @@ static void fill_info(axon_device *d) {
   read_string(id, CL_DEVICE_OPENCL_C_VERSION, info->opencl_c_version,
               sizeof info->opencl_c_version);
   read_string(id, CL_DEVICE_EXTENSIONS, info->extensions, sizeof info->extensions);
-  clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof info->platform_name,
-                    info->platform_name, NULL);
+  clGetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof info->platform_name, info->platform_name,
+                    NULL);
   clGetPlatformInfo(d->platform, CL_PLATFORM_VERSION, sizeof info->platform_version,
                     info->platform_version, NULL);
   cl_ulong u64 = 0;
@@ -139,8 +139,7 @@ static void discover(void) {
     cl_uint n = 0;
     for (int j = i; j < device_total; j++)
       if (devices[j].platform == d->platform) ids[n++] = devices[j].id;
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform,
-                                     0};
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)d->platform, 0};
     cl_int err;
     d->context = clCreateContext(props, n, ids, NULL, NULL, &err);
     if (!d->context) {

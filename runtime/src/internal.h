@@ -16,16 +16,16 @@
 axon_status_t axon_fail(axon_status_t status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* For an OpenCL call's result: success passes through, failure names the call. */
-#define AXON_CL_CHECK(call, what)                                                                 \
-  do {                                                                                            \
-    cl_int cl_check_err_ = (call);                                                                \
-    if (cl_check_err_ != CL_SUCCESS)                                                              \
+#define AXON_CL_CHECK(call, what)                                                                \
+  do {                                                                                           \
+    cl_int cl_check_err_ = (call);                                                               \
+    if (cl_check_err_ != CL_SUCCESS)                                                             \
       return axon_fail(cl_check_err_, "%s failed: %s", (what), axon_status_name(cl_check_err_)); \
   } while (0)
-#define AXON_TRY(call)                                                                            \
-  do {                                                                                            \
-    axon_status_t try_status_ = (call);                                                           \
-    if (try_status_ != AXON_SUCCESS) return try_status_;                                          \
+#define AXON_TRY(call)                                   \
+  do {                                                   \
+    axon_status_t try_status_ = (call);                  \
+    if (try_status_ != AXON_SUCCESS) return try_status_; \
   } while (0)
 
 struct axon_program_cache;
@@ -78,6 +78,8 @@ extern const axon_embedded_source axon_embedded_sources[];
 const char *axon_dtype_macro(axon_dtype dtype);
 
 /* Rounds n up to a multiple of m. */
-static inline size_t axon_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+static inline size_t axon_round_up(size_t n, size_t m) {
+  return (n + m - 1) / m * m;
+}
 
 #endif

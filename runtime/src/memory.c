@@ -130,10 +130,20 @@ static uint64_t parse_limit(const char *s) {
   char *end;
   double v = strtod(s, &end);
   switch (*end) {
-    case 'k': case 'K': v *= 1024.0; break;
-    case 'm': case 'M': v *= 1024.0 * 1024.0; break;
-    case 'g': case 'G': v *= 1024.0 * 1024.0 * 1024.0; break;
-    default: break;
+    case 'k':
+    case 'K':
+      v *= 1024.0;
+      break;
+    case 'm':
+    case 'M':
+      v *= 1024.0 * 1024.0;
+      break;
+    case 'g':
+    case 'G':
+      v *= 1024.0 * 1024.0 * 1024.0;
+      break;
+    default:
+      break;
   }
   return v > 0 ? (uint64_t)v : 0;
 }
@@ -157,8 +167,8 @@ static axon_status_t get_pool(int device, axon_device **dev_out, axon_memory_poo
 
 static int reserve_space(void) {
   if (space_base) return 1;
-  void *p = mmap(NULL, RESERVED_SPACE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p =
+      mmap(NULL, RESERVED_SPACE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return 0;
   space_base = space_next = (uintptr_t)p;
   space_end = space_base + RESERVED_SPACE;
@@ -275,8 +285,7 @@ static block *find_free(axon_memory_pool *p, size_t size, axon_stream_t stream, 
 
 static axon_status_t create_segment(axon_device *d, axon_memory_pool *p, size_t size, int small,
                                     segment **out) {
-  if (p->stats.reserved_bytes + size > p->limit)
-    return AXON_ERROR_OUT_OF_MEMORY;
+  if (p->stats.reserved_bytes + size > p->limit) return AXON_ERROR_OUT_OF_MEMORY;
   if (size > d->info.max_alloc_bytes) return AXON_ERROR_OUT_OF_MEMORY;
   if (!reserve_space()) return axon_fail(AXON_ERROR_OUT_OF_MEMORY, "cannot reserve address space");
   uintptr_t base = take_space(size);
@@ -398,8 +407,12 @@ axon_status_t axon_malloc(int device, size_t size, axon_stream_t stream, void **
   if (remainder >= (small ? ROUND : SMALL_LIMIT + 1)) {
     block *rest = calloc(1, sizeof *rest);
     if (rest) {
-      *rest = (block){.addr = b->addr + rounded, .size = remainder, .seg = b->seg,
-                      .prev = b, .next = b->next, .stream = stream};
+      *rest = (block){.addr = b->addr + rounded,
+                      .size = remainder,
+                      .seg = b->seg,
+                      .prev = b,
+                      .next = b->next,
+                      .stream = stream};
       if (b->next) b->next->prev = rest;
       b->next = rest;
       b->size = rounded;
@@ -476,8 +489,8 @@ axon_status_t axon_record_stream(void *ptr, axon_stream_t stream) {
   segment *s = range_find(&segments, (uintptr_t)ptr);
   block *b = NULL;
   if (s)
-    for (b = s->first; b && !(b->allocated && (uintptr_t)ptr >= b->addr &&
-                               (uintptr_t)ptr < b->addr + b->size);
+    for (b = s->first;
+         b && !(b->allocated && (uintptr_t)ptr >= b->addr && (uintptr_t)ptr < b->addr + b->size);
          b = b->next) {
     }
   axon_status_t st = AXON_SUCCESS;
@@ -556,8 +569,7 @@ axon_status_t axon_resolve_mem(const void *ptr, cl_mem *mem, size_t *offset) {
   pthread_mutex_unlock(&lock);
   if (!s)
     return axon_fail(AXON_ERROR_INVALID_POINTER,
-                     "%p is not an axon device address (a CPU tensor passed to a device op?)",
-                     ptr);
+                     "%p is not an axon device address (a CPU tensor passed to a device op?)", ptr);
   return AXON_SUCCESS;
 }
 
@@ -633,4 +645,6 @@ int axon_is_host_pinned(const void *ptr) {
   return found;
 }
 
-void axon_memory_pool_destroy(struct axon_memory_pool *pool) { free(pool); }
+void axon_memory_pool_destroy(struct axon_memory_pool *pool) {
+  free(pool);
+}

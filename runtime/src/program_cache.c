@@ -43,9 +43,13 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
 static axon_cache_stats stats;
 
-pthread_mutex_t *axon_launch_lock(void) { return &launch_lock; }
+pthread_mutex_t *axon_launch_lock(void) {
+  return &launch_lock;
+}
 
-axon_program_cache *axon_program_cache_create(void) { return calloc(1, sizeof(axon_program_cache)); }
+axon_program_cache *axon_program_cache_create(void) {
+  return calloc(1, sizeof(axon_program_cache));
+}
 
 void axon_program_cache_stats(axon_cache_stats *out) {
   pthread_mutex_lock(&cache_lock);
@@ -94,7 +98,9 @@ static const char *disk_dir(void) {
   return cache_dir[0] ? cache_dir : NULL;
 }
 
-const char *axon_program_cache_dir(void) { return disk_dir(); }
+const char *axon_program_cache_dir(void) {
+  return disk_dir();
+}
 
 typedef struct file_header {
   char magic[8];
@@ -348,9 +354,9 @@ cl_kernel axon_program_kernel(axon_program_t program, const char *name, axon_sta
   return k;
 }
 
-axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_t stream,
-                          int dims, const size_t *global, const size_t *local,
-                          const axon_arg *args, int nargs) {
+axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_t stream, int dims,
+                          const size_t *global, const size_t *local, const axon_arg *args,
+                          int nargs) {
   if (!program || !name || dims < 1 || dims > 3)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_launch: bad arguments");
   AXON_TRY(axon_stream_resolve(stream, program->device->index, &stream));
@@ -377,8 +383,8 @@ axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_
       st = axon_fail(err, "kernel \"%s\": argument %d: %s", name, i, axon_status_name(err));
   }
   if (k && st == AXON_SUCCESS) {
-    cl_int err = clEnqueueNDRangeKernel(stream->queue, k, (cl_uint)dims, NULL, global, local, 0,
-                                        NULL, NULL);
+    cl_int err =
+        clEnqueueNDRangeKernel(stream->queue, k, (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
     if (err != CL_SUCCESS)
       st = axon_fail(err, "launching kernel \"%s\" failed: %s", name, axon_status_name(err));
   }

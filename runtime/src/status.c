@@ -6,7 +6,9 @@
 
 static _Thread_local char last_message[16384];
 
-const char *axon_last_error(void) { return last_message; }
+const char *axon_last_error(void) {
+  return last_message;
+}
 
 axon_status_t axon_fail(axon_status_t status, const char *fmt, ...) {
   va_list args;

@@ -52,8 +52,12 @@ axon_status_t axon_stream_resolve(axon_stream_t stream, int device, axon_stream_
   return axon_stream_default(device, out);
 }
 
-int axon_stream_device(axon_stream_t s) { return s ? s->device->index : -1; }
-uint64_t axon_stream_id(axon_stream_t s) { return s ? s->id : 0; }
+int axon_stream_device(axon_stream_t s) {
+  return s ? s->device->index : -1;
+}
+uint64_t axon_stream_id(axon_stream_t s) {
+  return s ? s->id : 0;
+}
 
 axon_status_t axon_stream_sync(axon_stream_t s) {
   if (!s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_stream_sync: NULL stream");
@@ -128,9 +132,9 @@ axon_status_t axon_event_query(axon_event_t e, int *done) {
   *done = 1;
   if (!e || !e->marker) return AXON_SUCCESS;
   cl_int status = CL_COMPLETE;
-  AXON_CL_CHECK(clGetEventInfo(e->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
-                               &status, NULL),
-                "query event");
+  AXON_CL_CHECK(
+      clGetEventInfo(e->marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL),
+      "query event");
   if (status < 0) return axon_fail(status, "an operation before the event failed");
   *done = status == CL_COMPLETE;
   return AXON_SUCCESS;

@@ -1,11 +1,10 @@
 /* Tests of device addresses, the caching allocator, pinned host memory and copies. */
 #include <stdint.h>
 
-#include "harness.h"
 #include "gate.h"
+#include "harness.h"
 
 #define DEV 0
-
 
 static size_t round512(size_t n) {
   return (n + 511) / 512 * 512;

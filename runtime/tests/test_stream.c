@@ -1,11 +1,10 @@
 /* Tests of devices, streams and events. */
 #include <stdint.h>
 
-#include "harness.h"
 #include "gate.h"
+#include "harness.h"
 
 #define DEV 0
-
 
 /* axon_stream_query on a stream with nothing pending. The answer comes from a marker that the
  * driver completes asynchronously, so a heavily loaded machine gets a few tries; a query that

@@ -169,10 +169,10 @@ AXON_API int axon_is_host_pinned(const void *ptr);
 
 /* A non-blocking copy returns at once; the host memory must stay valid until the stream
  * reaches it (pinned memory with an event, as the glue's host allocator does). */
-AXON_API axon_status_t axon_copy_h2d(void *dst, const void *src, size_t bytes,
-                                     axon_stream_t stream, int blocking);
-AXON_API axon_status_t axon_copy_d2h(void *dst, const void *src, size_t bytes,
-                                     axon_stream_t stream, int blocking);
+AXON_API axon_status_t axon_copy_h2d(void *dst, const void *src, size_t bytes, axon_stream_t stream,
+                                     int blocking);
+AXON_API axon_status_t axon_copy_d2h(void *dst, const void *src, size_t bytes, axon_stream_t stream,
+                                     int blocking);
 AXON_API axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes,
                                      axon_stream_t stream);
 
@@ -190,8 +190,8 @@ typedef struct axon_program *axon_program_t;
 AXON_API axon_status_t axon_program_get(int device, const char *family, const char *options,
                                         axon_program_t *program);
 /* Builds user source (custom kernels); on failure the message holds the build log. */
-AXON_API axon_status_t axon_program_from_source(int device, const char *source,
-                                                const char *options, axon_program_t *program);
+AXON_API axon_status_t axon_program_from_source(int device, const char *source, const char *options,
+                                                axon_program_t *program);
 AXON_API const char *axon_program_cache_dir(void);
 
 typedef struct axon_cache_stats {
@@ -260,8 +260,8 @@ typedef struct axon_reduce_desc {
   int64_t red_strides[AXON_MAX_DIMS];
   const void *in;
   void *out;
-  void *out_index;      /* int64 indices for "argmax"/"argmin"/"max"/"min" with indices */
-  const void *aux;      /* a per-output value: the mean for "var" */
+  void *out_index; /* int64 indices for "argmax"/"argmin"/"max"/"min" with indices */
+  const void *aux; /* a per-output value: the mean for "var" */
   int64_t out_aux_strides[AXON_MAX_DIMS];
 } axon_reduce_desc;
 
@@ -287,9 +287,14 @@ typedef struct axon_gemm_desc {
 } axon_gemm_desc;
 
 /* Which path matrix products take (AXON_GEMM=host|clblast|kernel overrides the choice). */
-typedef enum axon_gemm_path { AXON_GEMM_HOST_BLAS, AXON_GEMM_CLBLAST, AXON_GEMM_KERNEL } axon_gemm_path;
+typedef enum axon_gemm_path {
+  AXON_GEMM_HOST_BLAS,
+  AXON_GEMM_CLBLAST,
+  AXON_GEMM_KERNEL
+} axon_gemm_path;
 AXON_API axon_gemm_path axon_gemm_path_for(axon_stream_t stream, axon_dtype dtype);
-AXON_API axon_status_t axon_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *desc);
+AXON_API axon_status_t axon_gemm(axon_stream_t stream, axon_dtype dtype,
+                                 const axon_gemm_desc *desc);
 
 /* Softmax over rows of a contiguous [outer, dim, inner] tensor. */
 typedef struct axon_softmax_desc {
@@ -299,7 +304,8 @@ typedef struct axon_softmax_desc {
   void *result;
   int log;
 } axon_softmax_desc;
-AXON_API axon_status_t axon_softmax(axon_stream_t stream, axon_dtype dtype, const axon_softmax_desc *d);
+AXON_API axon_status_t axon_softmax(axon_stream_t stream, axon_dtype dtype,
+                                    const axon_softmax_desc *d);
 AXON_API axon_status_t axon_softmax_backward(axon_stream_t stream, axon_dtype dtype,
                                              const axon_softmax_desc *d);
 
@@ -307,21 +313,270 @@ AXON_API axon_status_t axon_softmax_backward(axon_stream_t stream, axon_dtype dt
 typedef struct axon_nll_desc {
   int64_t n, c;
   const void *input, *target, *weight; /* weight may be NULL */
-  void *out;          /* reduction none: [n]; else scalar */
-  void *total_weight; /* scalar */
+  void *out;                           /* reduction none: [n]; else scalar */
+  void *total_weight;                  /* scalar */
   const void *grad_out;
   void *grad_in; /* backward: [n, c], zero-filled by the caller */
   int64_t ignore_index;
   int reduction; /* 0 none, 1 mean, 2 sum */
 } axon_nll_desc;
-AXON_API axon_status_t axon_nll_forward(axon_stream_t stream, axon_dtype dtype, const axon_nll_desc *d);
-AXON_API axon_status_t axon_nll_backward(axon_stream_t stream, axon_dtype dtype, const axon_nll_desc *d);
+AXON_API axon_status_t axon_nll_forward(axon_stream_t stream, axon_dtype dtype,
+                                        const axon_nll_desc *d);
+AXON_API axon_status_t axon_nll_backward(axon_stream_t stream, axon_dtype dtype,
+                                         const axon_nll_desc *d);
 
 /* Philox-4x32-10 random numbers: element i of the output depends only on (seed, offset, i). */
-typedef enum axon_random_kind { AXON_RANDOM_UNIFORM, AXON_RANDOM_NORMAL, AXON_RANDOM_BERNOULLI } axon_random_kind;
+typedef enum axon_random_kind {
+  AXON_RANDOM_UNIFORM,
+  AXON_RANDOM_NORMAL,
+  AXON_RANDOM_BERNOULLI,
+  AXON_RANDOM_EXPONENTIAL /* rate a */
+} axon_random_kind;
 AXON_API axon_status_t axon_random(axon_stream_t stream, axon_dtype dtype, axon_random_kind kind,
                                    const axon_ew_desc *desc, uint64_t seed, uint64_t offset,
                                    double a, double b);
+
+/* ---- neural-network layers: convolution, pooling, normalization, resampling, embedding --- */
+/* (runtime/src/ops/conv.c, pool.c, norm.c, resample.c, embedding.c) */
+
+/*
+ * Geometry of a spatial op over [n, c, spatial...] tensors with 1 to 3 spatial dims. The
+ * "input" tensor lives in the forward op's input space (sizes in[]), the "output" tensor in its
+ * output space (sizes out[]); strides in elements, order (n, c, spatial...). Backward
+ * launches read the output-space tensor (the gradient) and write the input-space one.
+ */
+typedef struct axon_spatial_desc {
+  int nd; /* spatial dims, 1..3 */
+  int64_t n, c;
+  int64_t in[3], out[3];
+  int64_t kernel[3], stride[3], pad[3], dilation[3];
+  int64_t pad_after[3]; /* padding ops: padding after the data */
+  int64_t in_strides[5], out_strides[5];
+  void *input;           /* input-space tensor: forward source, backward destination */
+  void *output;          /* output-space tensor: forward destination, backward source */
+  void *indices;         /* int64, max pooling: same strides as the output-space tensor */
+  int count_include_pad; /* average pooling */
+  int64_t divisor;       /* average pooling: divisor_override, or 0 */
+  double inv_scale[3];   /* resampling: 1 / scale factor where the caller gave one, else 0 */
+  int align_corners;     /* linear resampling */
+} axon_spatial_desc;
+
+/* Convolution's unfolding. col is contiguous [c * K, n * L] (K = kernel volume, L = output
+ * volume), rows ordered (channel, kernel position), columns (sample, output position).
+ * im2col reads `input` (strided) and writes col to `output`; col2im reads col from `output` and
+ * writes `input` (strided), each element summing its contributions (a gather, no atomics). */
+AXON_API axon_status_t axon_im2col(axon_stream_t stream, axon_dtype dtype,
+                                   const axon_spatial_desc *d);
+AXON_API axon_status_t axon_col2im(axon_stream_t stream, axon_dtype dtype,
+                                   const axon_spatial_desc *d);
+
+typedef enum axon_pool_kind {
+  AXON_POOL_MAX,
+  AXON_POOL_AVG,
+  AXON_POOL_ADAPTIVE_AVG,
+  AXON_POOL_ADAPTIVE_MAX
+} axon_pool_kind;
+/* Forward: output (and indices for max and adaptive max) from input. Backward: input = gradient
+ * from the output-space gradient in `output` (and `indices`), a gather per input element. */
+AXON_API axon_status_t axon_pool(axon_stream_t stream, axon_dtype dtype, axon_pool_kind kind,
+                                 const axon_spatial_desc *d);
+AXON_API axon_status_t axon_pool_backward(axon_stream_t stream, axon_dtype dtype,
+                                          axon_pool_kind kind, const axon_spatial_desc *d);
+
+/* Resampling (nearest: PyTorch's "nearest"; nearest-exact; linear: linear / bilinear / trilinear)
+ * and reflection / replication padding; backward as for pooling. */
+typedef enum axon_resample_kind {
+  AXON_RESAMPLE_NEAREST,
+  AXON_RESAMPLE_LINEAR,
+  AXON_PAD_REFLECT,
+  AXON_PAD_REPLICATE,
+  AXON_RESAMPLE_NEAREST_EXACT
+} axon_resample_kind;
+AXON_API axon_status_t axon_resample(axon_stream_t stream, axon_dtype dtype,
+                                     axon_resample_kind kind, const axon_spatial_desc *d);
+AXON_API axon_status_t axon_resample_backward(axon_stream_t stream, axon_dtype dtype,
+                                              axon_resample_kind kind, const axon_spatial_desc *d);
+
+/*
+ * Normalization over a contiguous x. Statistics are per target t < targets over the elements
+ * at t * st + a * sa + b * sb (a < na, b < nb). Element i (linear) belongs to statistics group
+ * (i / gdiv) % gmod and affine channel (i / cdiv) % cmod. Statistics, weights, biases, running
+ * stats and sums have the accumulation dtype: float for float16 / bfloat16, else `dtype`.
+ */
+typedef struct axon_norm_desc {
+  int64_t targets, na, nb, st, sa, sb;
+  int64_t numel, gdiv, gmod, cdiv, cmod;
+  int64_t count; /* elements per statistics group (backward) */
+  const void *x, *dy;
+  const void *weight, *bias;        /* may be NULL */
+  void *mean, *rstd;                /* stats: outputs; apply / backward: inputs */
+  int stat_is_var;                  /* apply / backward: rstd holds a variance (eval batch norm) */
+  void *running_mean, *running_var; /* stats: updated when not NULL */
+  double momentum, eps;
+  void *y;           /* apply: output; backward: grad_input */
+  void *sum1, *sum2; /* sums: outputs; backward: inputs */
+  int train;         /* backward: the statistics depended on x */
+} axon_norm_desc;
+/* mean and rstd = 1 / sqrt(biased var + eps) per target (and the running stats update). */
+AXON_API axon_status_t axon_norm_stats(axon_stream_t stream, axon_dtype dtype,
+                                       const axon_norm_desc *d);
+/* y = (x - mean) * rstd * weight + bias. */
+AXON_API axon_status_t axon_norm_apply(axon_stream_t stream, axon_dtype dtype,
+                                       const axon_norm_desc *d);
+/* Per target: sum1 = sum(dy * w), sum2 = sum(dy * w * xhat) (w = 1 without weight). */
+AXON_API axon_status_t axon_norm_sums(axon_stream_t stream, axon_dtype dtype,
+                                      const axon_norm_desc *d);
+/* y = rstd * (dy * w - sum1 / count - xhat * sum2 / count) (train), dy * w * rstd (not). */
+AXON_API axon_status_t axon_norm_backward(axon_stream_t stream, axon_dtype dtype,
+                                          const axon_norm_desc *d);
+
+/* grad_weight[w, :] = sum of grad[j, :] over j with index[j] == w (in order of j), for w !=
+ * padding_idx, divided by the count with scale_by_freq. grad [n, dim] and int64 index [n] are
+ * contiguous; out [num_weights, dim] is zero-filled by the caller; scratch is int64 [3 n]. */
+typedef struct axon_embedding_bwd_desc {
+  int64_t n, dim, num_weights, padding_idx;
+  int scale_by_freq;
+  int index_is_int32;
+  const void *grad, *index;
+  void *scratch, *out;
+} axon_embedding_bwd_desc;
+AXON_API axon_status_t axon_embedding_backward(axon_stream_t stream, axon_dtype dtype,
+                                               const axon_embedding_bwd_desc *d);
+/* ---- end of neural-network layers -------------------------------------------------------- */
+
+/* ---- indexing, scans and sorting (issue 3: src/ops/index.c, src/ops/scan.c) ------------- */
+
+/*
+ * A dim-wise op (gather, scatter). Iteration dims are fastest first, strides in elements;
+ * operand 0 is self / out, 1 the int64 index, 2 the source. gather: one element per iteration
+ * position, out = src[.., index, ..] along the dim (dim_strides[2], dim_size = src's size).
+ * scatter: one *line* per iteration position (the dim excluded); `len` index entries along
+ * the dim (dim_strides[1], [2]) go in order into self along the dim (dim_strides[0],
+ * dim_size = self's size), so duplicates combine in a fixed order. Negative indices wrap once;
+ * callers check bounds.
+ */
+typedef struct axon_dim_desc {
+  int ndim;
+  int64_t sizes[AXON_MAX_DIMS];
+  int64_t strides[3][AXON_MAX_DIMS];
+  int64_t len;
+  int64_t dim_strides[3];
+  int64_t dim_size;
+  void *self;
+  const void *index;
+  const void *src;
+} axon_dim_desc;
+
+AXON_API axon_status_t axon_gather(axon_stream_t stream, axon_dtype dtype, const axon_dim_desc *d);
+
+typedef enum axon_scatter_mode {
+  AXON_SCATTER_ASSIGN,
+  AXON_SCATTER_SUM, /* adds alpha * src */
+  AXON_SCATTER_PROD,
+  AXON_SCATTER_AMAX,
+  AXON_SCATTER_AMIN
+} axon_scatter_mode;
+
+/* Without include_self the touched elements of self start at the mode's identity. With
+ * src_is_scalar the value (ivalue for integer dtypes) replaces src. */
+AXON_API axon_status_t axon_scatter(axon_stream_t stream, axon_dtype dtype, const axon_dim_desc *d,
+                                    axon_scatter_mode mode, int include_self, int src_is_scalar,
+                                    double value, int64_t ivalue, double alpha);
+
+/*
+ * Advanced indexing: positions (r, b), r over self's non-indexed dims (r dims), b over the
+ * broadcast shape of the nidx index tensors (b dims), which are stacked contiguous int64
+ * [nidx, prod(b_sizes)]. Index k selects along a dim of size idx_sizes[k], stride
+ * idx_strides[k] of self. `other` is index's result or index_put's values.
+ */
+typedef struct axon_adv_desc {
+  int nr, nb, nidx;
+  int64_t r_sizes[AXON_MAX_DIMS];
+  int64_t r_self_strides[AXON_MAX_DIMS];
+  int64_t r_other_strides[AXON_MAX_DIMS];
+  int64_t b_sizes[AXON_MAX_DIMS];
+  int64_t b_other_strides[AXON_MAX_DIMS];
+  int64_t idx_sizes[AXON_MAX_DIMS];
+  int64_t idx_strides[AXON_MAX_DIMS];
+  void *self;
+  const void *indices;
+  void *other;
+} axon_adv_desc;
+
+/* other[r, b] = self[r, indices[:, b]] */
+AXON_API axon_status_t axon_index(axon_stream_t stream, axon_dtype dtype, const axon_adv_desc *d);
+/* self[r, indices[:, b]] = (or += with accumulate) other[r, b], b in order for each r. */
+AXON_API axon_status_t axon_index_put(axon_stream_t stream, axon_dtype dtype,
+                                      const axon_adv_desc *d, int accumulate);
+
+/* tril (lower) / triu: out = in where col - row <= k (>= k), else 0. The desc's two fastest
+ * dims are the column and row (not coalesced); operand 0 out, 1 in. */
+AXON_API axon_status_t axon_tri(axon_stream_t stream, axon_dtype dtype, const axon_ew_desc *d,
+                                int64_t k, int lower);
+
+/* searchsorted: out (operand 0, int64 or int32) = insertion points of values (operand 1)
+ * in rows of contiguous sorted boundaries [rows, n]; value i (iteration order, fastest dim
+ * first) uses row i / per_row. sorter (int64, like boundaries) may be NULL. */
+AXON_API axon_status_t axon_searchsorted(axon_stream_t stream, axon_dtype dtype,
+                                         const axon_ew_desc *d, const void *boundaries,
+                                         const void *sorter, int64_t n, int64_t per_row, int right,
+                                         int out_int32);
+
+/* nonzero's second pass: operand 1 the input (its strides, dims fastest first, uncoalesced),
+ * positions = inclusive prefix count of nonzero elements in row-major order (contiguous
+ * int64); data[0] = out, contiguous int64 [count, ndim]. */
+AXON_API axon_status_t axon_nonzero_write(axon_stream_t stream, axon_dtype dtype,
+                                          const axon_ew_desc *d, const void *positions);
+
+/* histc: counts (int32 [bins], zeroed by the caller) of the values of operand 1 in [lo, hi];
+ * floating dtypes. Integer atomics, so the counts are deterministic. */
+AXON_API axon_status_t axon_histc(axon_stream_t stream, axon_dtype dtype, const axon_ew_desc *d,
+                                  void *counts, int64_t bins, double lo, double hi);
+
+/* A scan or sort along one dim: lines over the other dims (fastest first, strides in elements),
+ * n elements along the dim. */
+typedef struct axon_scan_desc {
+  int ndim;
+  int64_t sizes[AXON_MAX_DIMS];
+  int64_t in_strides[AXON_MAX_DIMS];
+  int64_t out_strides[AXON_MAX_DIMS];
+  int64_t n, in_dim_stride, out_dim_stride;
+  const void *in;
+  void *out;
+  void *out_index; /* int64, out's layout: cummax / cummin indices, sort positions */
+} axon_scan_desc;
+
+typedef enum axon_scan_op {
+  AXON_SCAN_SUM,
+  AXON_SCAN_PROD,
+  AXON_SCAN_MAX, /* with out_index */
+  AXON_SCAN_MIN, /* with out_index */
+  AXON_SCAN_LOGSUMEXP
+} axon_scan_op;
+
+/* Inclusive scan; blockwise in a fixed order (deterministic). */
+AXON_API axon_status_t axon_scan(axon_stream_t stream, axon_dtype dtype, axon_scan_op op,
+                                 const axon_scan_desc *d);
+/* Stable sort of each line (NaN largest): values to out, original positions to out_index. */
+AXON_API axon_status_t axon_sort(axon_stream_t stream, axon_dtype dtype, const axon_scan_desc *d,
+                                 int descending);
+
+/* ---- mixed precision (torch.amp.GradScaler) ----------------------------------------------- */
+
+/* x[0..n) *= inv_scale[0] (float32) in place; found_inf[0] (float32) = 1 if any x is inf/NaN. */
+AXON_API axon_status_t axon_amp_unscale(axon_stream_t stream, axon_dtype dtype, void *x, int64_t n,
+                                        void *found_inf, const void *inv_scale);
+/* PyTorch's scale update: back off on inf, grow every `interval` clean steps (float32 scale,
+ * int32 growth tracker). */
+AXON_API axon_status_t axon_amp_update_scale(axon_stream_t stream, void *scale,
+                                             void *growth_tracker, const void *found_inf,
+                                             float growth, float backoff, int interval);
+
+/* Random integers (issue 3): element i = base + (64 Philox bits of (seed, offset + i)) mod range,
+ * or the 64 bits themselves when range is 0; stored in any dtype. */
+AXON_API axon_status_t axon_random_int(axon_stream_t stream, axon_dtype dtype,
+                                       const axon_ew_desc *desc, uint64_t seed, uint64_t offset,
+                                       uint64_t range, int64_t base);
 
 #ifdef __cplusplus
 }

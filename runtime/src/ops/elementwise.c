@@ -3,7 +3,6 @@
 
 #include "launch_common.h"
 
-
 static axon_status_t make_geom(const axon_ew_desc *d, ew_geom *g) {
   if (d->ndim < 0 || d->ndim > AXON_MAX_DIMS || d->ninputs < 0 || d->ninputs > 3)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: %d dims / %d inputs unsupported",
@@ -64,9 +63,9 @@ axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype 
 }
 
 static const char *cast_names[AXON_DTYPE_COUNT] = {
-    [AXON_F32] = "ew_cast_f32", [AXON_F64] = "ew_cast_f64", [AXON_F16] = "ew_cast_f16",
+    [AXON_F32] = "ew_cast_f32",   [AXON_F64] = "ew_cast_f64", [AXON_F16] = "ew_cast_f16",
     [AXON_BF16] = "ew_cast_bf16", [AXON_I64] = "ew_cast_i64", [AXON_I32] = "ew_cast_i32",
-    [AXON_I16] = "ew_cast_i16", [AXON_I8] = "ew_cast_i8", [AXON_U8] = "ew_cast_u8",
+    [AXON_I16] = "ew_cast_i16",   [AXON_I8] = "ew_cast_i8",   [AXON_U8] = "ew_cast_u8",
     [AXON_BOOL] = "ew_cast_bool"};
 
 axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_dtype,

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <strings.h>
 
-static int is_blas_dtype(axon_dtype dtype) { return dtype == AXON_F32 || dtype == AXON_F64; }
+static int is_blas_dtype(axon_dtype dtype) {
+  return dtype == AXON_F32 || dtype == AXON_F64;
+}
 
 axon_gemm_path axon_gemm_path_for(axon_stream_t stream, axon_dtype dtype) {
   axon_device_info info;
@@ -118,11 +120,11 @@ static axon_status_t clblast_gemm(axon_stream_t stream, axon_dtype dtype, const 
    * single product or a broadcast operand has: those run as one plain gemm per batch. */
   int strided = d->batch > 1 && d->stride_a > 0 && d->stride_b > 0 && d->stride_c > 0;
   if (strided && dtype == AXON_F32)
-    st = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n,
-                                    (size_t)d->k, (float)d->alpha, am, ao / es, (size_t)d->lda,
-                                    (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb,
-                                    (size_t)d->stride_b, (float)d->beta, cm, co / es,
-                                    (size_t)d->ldc, (size_t)d->stride_c, (size_t)d->batch, &q, NULL);
+    st = CLBlastSgemmStridedBatched(
+        CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k, (float)d->alpha,
+        am, ao / es, (size_t)d->lda, (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb,
+        (size_t)d->stride_b, (float)d->beta, cm, co / es, (size_t)d->ldc, (size_t)d->stride_c,
+        (size_t)d->batch, &q, NULL);
   else if (strided)
     st = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n,
                                     (size_t)d->k, d->alpha, am, ao / es, (size_t)d->lda,
@@ -157,11 +159,16 @@ typedef struct gemm_geom {
 static axon_status_t kernel_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
   axon_program_t program;
   AXON_TRY(family_program(stream, "gemm", dtype, &program));
-  gemm_geom g = {d->m, d->n, d->k, d->lda, d->ldb, d->ldc, d->stride_a, d->stride_b,
-                 d->stride_c, d->trans_a, d->trans_b};
-  compute_scalar alpha = make_scalar(dtype, d->alpha, 0, 0), beta = make_scalar(dtype, d->beta, 0, 0);
-  axon_arg args[] = {buffer_arg(d->a), buffer_arg(d->b), buffer_arg(d->c), bytes_arg(&g, sizeof g),
-                     bytes_arg(&alpha.v, alpha.size), bytes_arg(&beta.v, beta.size)};
+  gemm_geom g = {d->m,        d->n,        d->k,        d->lda,     d->ldb,    d->ldc,
+                 d->stride_a, d->stride_b, d->stride_c, d->trans_a, d->trans_b};
+  compute_scalar alpha = make_scalar(dtype, d->alpha, 0, 0),
+                 beta = make_scalar(dtype, d->beta, 0, 0);
+  axon_arg args[] = {buffer_arg(d->a),
+                     buffer_arg(d->b),
+                     buffer_arg(d->c),
+                     bytes_arg(&g, sizeof g),
+                     bytes_arg(&alpha.v, alpha.size),
+                     bytes_arg(&beta.v, beta.size)};
   size_t local[3] = {16, 16, 1};
   size_t global[3] = {axon_round_up((size_t)d->n, 16), axon_round_up((size_t)d->m, 16),
                       (size_t)d->batch};
@@ -185,8 +192,11 @@ axon_status_t axon_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_
     return kernel_gemm(stream, dtype, &e);
   }
   switch (axon_gemm_path_for(stream, dtype)) {
-    case AXON_GEMM_HOST_BLAS: return host_gemm(stream, dtype, d);
-    case AXON_GEMM_CLBLAST: return clblast_gemm(stream, dtype, d);
-    default: return kernel_gemm(stream, dtype, d);
+    case AXON_GEMM_HOST_BLAS:
+      return host_gemm(stream, dtype, d);
+    case AXON_GEMM_CLBLAST:
+      return clblast_gemm(stream, dtype, d);
+    default:
+      return kernel_gemm(stream, dtype, d);
   }
 }

@@ -29,7 +29,9 @@ static inline compute_scalar make_scalar(axon_dtype dtype, double value, int64_t
   compute_scalar s;
   memset(&s, 0, sizeof s);
   switch (dtype) {
-    case AXON_F32: case AXON_F16: case AXON_BF16:
+    case AXON_F32:
+    case AXON_F16:
+    case AXON_BF16:
       s.v.f = (float)value;
       s.size = 4;
       break;

@@ -30,8 +30,7 @@ static const char *kernel_base(const char *op, int *with_index) {
 
 axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype,
                           const axon_reduce_desc *d, double scale, double p) {
-  if (!stream || !op || !d)
-    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "reduce: NULL argument");
+  if (!stream || !op || !d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "reduce: NULL argument");
   if (d->out_ndim < 0 || d->out_ndim > AXON_MAX_DIMS || d->red_ndim < 0 ||
       d->red_ndim > AXON_MAX_DIMS)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "reduce: too many dimensions");
@@ -68,8 +67,8 @@ axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype
   void *out = d->out;
   void *index = with_index ? d->out_index : d->out;
   const void *aux = d->aux ? d->aux : d->in;
-  axon_arg args[] = {buffer_arg(d->in),         buffer_arg(out),           buffer_arg(index),
-                     buffer_arg(aux),           bytes_arg(&g, sizeof g),   bytes_arg(&sc.v, sc.size),
+  axon_arg args[] = {buffer_arg(d->in),         buffer_arg(out),          buffer_arg(index),
+                     buffer_arg(aux),           bytes_arg(&g, sizeof g),  bytes_arg(&sc.v, sc.size),
                      bytes_arg(&pp.v, pp.size), bytes_arg(&wi, sizeof wi)};
   size_t local = grouped ? 256 : group_size(stream);
   size_t global = grouped ? (size_t)g.out_numel * 256 : axon_round_up((size_t)g.out_numel, local);

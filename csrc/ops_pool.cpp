@@ -1,0 +1,659 @@
+// Pooling (max with indices, average, adaptive average and max; 1-d to 3-d), resampling (nearest,
+// linear / bilinear / trilinear), reflection / replication padding and embedding's backward.
+// Only geometry is decided here; each op is one kernel of the runtime's pool, resample or
+// embedding family, forward per output element, backward a gather per input element.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include "axon_glue.h"
+
+namespace axon {
+namespace {
+
+using at::Tensor;
+using OptD = std::optional<double>;
+
+// Geometry of an input-space tensor and an output-space tensor with nd spatial dims, batched
+// ([n, c, ...]) or not ([c, ...]).
+axon_spatial_desc spatial(const Tensor& in_space, const Tensor& out_space, int nd) {
+  TORCH_CHECK(in_space.dim() == nd + 1 || in_space.dim() == nd + 2, "expected a ", nd + 1, "-d or ",
+              nd + 2, "-d input, got ", in_space.dim(), " dims");
+  TORCH_CHECK(out_space.dim() == in_space.dim(), "input and output of different ranks");
+  axon_spatial_desc d{};
+  d.nd = nd;
+  bool batched = in_space.dim() == nd + 2;
+  int lead = batched ? 2 : 1;
+  d.n = batched ? in_space.size(0) : 1;
+  d.c = in_space.size(lead - 1);
+  TORCH_CHECK(out_space.size(lead - 1) == d.c && (!batched || out_space.size(0) == d.n),
+              "input and output of different batch or channel sizes");
+  d.in_strides[0] = batched ? in_space.stride(0) : 0;
+  d.out_strides[0] = batched ? out_space.stride(0) : 0;
+  d.in_strides[1] = in_space.stride(lead - 1);
+  d.out_strides[1] = out_space.stride(lead - 1);
+  for (int i = 0; i < nd; i++) {
+    d.in[i] = in_space.size(lead + i);
+    d.out[i] = out_space.size(lead + i);
+    d.in_strides[2 + i] = in_space.stride(lead + i);
+    d.out_strides[2 + i] = out_space.stride(lead + i);
+    d.kernel[i] = d.stride[i] = d.dilation[i] = 1;
+  }
+  d.input = in_space.data_ptr();
+  d.output = out_space.data_ptr();
+  return d;
+}
+
+// A pooling parameter of 1 or nd values expanded to nd; an empty one takes `fallback`'s values
+// (PyTorch's stride defaults to the kernel size).
+std::vector<int64_t> expand(at::IntArrayRef v, int nd, at::IntArrayRef fallback, const char* name) {
+  if (v.empty()) return expand(fallback, nd, {1}, name);
+  TORCH_CHECK(v.size() == 1 || int(v.size()) == nd, name, " must have 1 or ", nd, " elements");
+  std::vector<int64_t> r;
+  for (int i = 0; i < nd; i++) r.push_back(v.size() == 1 ? v[0] : v[i]);
+  return r;
+}
+
+void set_window(axon_spatial_desc& d, int nd, at::IntArrayRef kernel, at::IntArrayRef stride,
+                at::IntArrayRef padding, at::IntArrayRef dilation) {
+  auto k = expand(kernel, nd, {1}, "kernel_size");
+  auto s = expand(stride, nd, kernel, "stride");
+  auto p = expand(padding, nd, {0}, "padding");
+  auto dl = expand(dilation, nd, {1}, "dilation");
+  for (int i = 0; i < nd; i++) {
+    d.kernel[i] = k[i];
+    d.stride[i] = s[i];
+    d.pad[i] = p[i];
+    d.dilation[i] = dl[i];
+  }
+}
+
+axon_dtype rt(const Tensor& t) {
+  return to_axon_dtype(t.scalar_type());
+}
+
+void check_floating(const Tensor& t, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t.scalar_type()), "axon: ", op,
+                              " is not implemented for ", t.scalar_type());
+  check_dtype_supported(t.scalar_type(), t.device().index());
+}
+
+// Runs fn on `out` directly when it is non-overlapping and dense, else on a contiguous
+// temporary copied back.
+template <typename F>
+void into(Tensor& out, F fn) {
+  if (out.is_non_overlapping_and_dense()) {
+    fn(out);
+    return;
+  }
+  Tensor tmp = at::empty(out.sizes(), out.options());
+  fn(tmp);
+  out.copy_(tmp);
+}
+
+// ---- max pooling --------------------------------------------------------------------------------
+
+void max_pool_fwd(const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+                  at::IntArrayRef dl, Tensor& out, Tensor& indices, int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  Tensor ind = indices.is_contiguous() && out.is_contiguous()
+                   ? indices
+                   : at::empty(out.sizes(), indices.options());
+  Tensor o = ind.is_same(indices) ? out : at::empty(out.sizes(), out.options());
+  axon_spatial_desc d = spatial(self, o, nd);
+  set_window(d, nd, k, s, p, dl);
+  d.indices = ind.data_ptr();
+  AXON_CHECK(axon_pool(stream_for(self), rt(self), AXON_POOL_MAX, &d));
+  if (!o.is_same(out)) out.copy_(o);
+  if (!ind.is_same(indices)) indices.copy_(ind);
+}
+
+void max_pool_bwd(const Tensor& grad_output, const Tensor& self, at::IntArrayRef k,
+                  at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef dl, const Tensor& indices,
+                  Tensor& grad_input, int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_floating(self, "max_pool backward");
+  Tensor g = grad_output.contiguous(), ind = indices.contiguous();
+  into(grad_input, [&](Tensor& gi) {
+    axon_spatial_desc d = spatial(gi, g, nd);
+    set_window(d, nd, k, s, p, dl);
+    d.indices = ind.data_ptr();
+    AXON_CHECK(axon_pool_backward(stream_for(g), rt(g), AXON_POOL_MAX, &d));
+  });
+}
+
+std::tuple<Tensor&, Tensor&> max_pool2d_out(const Tensor& self, at::IntArrayRef k,
+                                            at::IntArrayRef s, at::IntArrayRef p,
+                                            at::IntArrayRef dl, bool, Tensor& out,
+                                            Tensor& indices) {
+  max_pool_fwd(self, k, s, p, dl, out, indices, 2);
+  return {out, indices};
+}
+
+// max_pool3d_with_indices is not structured: sizes as PyTorch's pooling_output_shape.
+int64_t pool_out_size(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t dl, bool ceil_mode) {
+  int64_t num = in + 2 * pad - dl * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+  int64_t out = num / s + 1;  // num >= 0 checked below
+  if (ceil_mode && (out - 1) * s >= in + pad) --out;
+  return out;
+}
+
+std::tuple<Tensor&, Tensor&> max_pool3d_out(const Tensor& self, at::IntArrayRef k,
+                                            at::IntArrayRef s, at::IntArrayRef p,
+                                            at::IntArrayRef dl, bool ceil_mode, Tensor& out,
+                                            Tensor& indices) {
+  TORCH_CHECK(self.dim() == 4 || self.dim() == 5, "max_pool3d: expected a 4-d or 5-d input");
+  axon_spatial_desc w{};
+  set_window(w, 3, k, s, p, dl);
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - 3);
+  for (int i = 0; i < 3; i++) {
+    TORCH_CHECK(w.pad[i] <= w.kernel[i] / 2, "pad should be at most half of effective kernel size");
+    int64_t in = self.size(self.dim() - 3 + i);
+    TORCH_CHECK(in + 2 * w.pad[i] - w.dilation[i] * (w.kernel[i] - 1) - 1 >= 0,
+                "max_pool3d: output size is too small");
+    shape.push_back(
+        pool_out_size(in, w.kernel[i], w.pad[i], w.stride[i], w.dilation[i], ceil_mode));
+  }
+  at::native::resize_output(out, shape);
+  at::native::resize_output(indices, shape);
+  max_pool_fwd(self, k, s, p, dl, out, indices, 3);
+  return {out, indices};
+}
+
+std::tuple<Tensor, Tensor> max_pool3d(const Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                      at::IntArrayRef p, at::IntArrayRef dl, bool ceil_mode) {
+  Tensor out = at::empty({0}, self.options()),
+         ind = at::empty({0}, self.options().dtype(at::kLong));
+  max_pool3d_out(self, k, s, p, dl, ceil_mode, out, ind);
+  return {out, ind};
+}
+
+Tensor& max_pool3d_backward_out(const Tensor& g, const Tensor& self, at::IntArrayRef k,
+                                at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef dl, bool,
+                                const Tensor& indices, Tensor& grad_input) {
+  at::native::resize_output(grad_input, self.sizes());
+  max_pool_bwd(g, self, k, s, p, dl, indices, grad_input, 3);
+  return grad_input;
+}
+
+Tensor max_pool3d_backward(const Tensor& g, const Tensor& self, at::IntArrayRef k,
+                           at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef dl, bool ceil_mode,
+                           const Tensor& indices) {
+  Tensor gi = at::empty(self.sizes(), self.options());
+  return max_pool3d_backward_out(g, self, k, s, p, dl, ceil_mode, indices, gi);
+}
+
+// ---- average pooling ----------------------------------------------------------------------------
+
+void avg_pool_fwd(const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+                  bool include_pad, std::optional<int64_t> divisor, Tensor& out, int nd) {
+  c10::DeviceGuard guard(self.device());
+  if (self.scalar_type() != at::kLong) check_floating(self, "avg_pool");
+  TORCH_CHECK(!divisor.has_value() || *divisor != 0, "divisor must be not zero");
+  into(out, [&](Tensor& o) {
+    axon_spatial_desc d = spatial(self, o, nd);
+    set_window(d, nd, k, s, p, {});
+    d.count_include_pad = include_pad;
+    d.divisor = divisor.value_or(0);
+    AXON_CHECK(axon_pool(stream_for(self), rt(self), AXON_POOL_AVG, &d));
+  });
+}
+
+void avg_pool_bwd(const Tensor& grad_output, const Tensor& self, at::IntArrayRef k,
+                  at::IntArrayRef s, at::IntArrayRef p, bool include_pad,
+                  std::optional<int64_t> divisor, Tensor& grad_input, int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_floating(self, "avg_pool backward");
+  TORCH_CHECK(!divisor.has_value() || *divisor != 0, "divisor must be not zero");
+  Tensor g = grad_output.contiguous();
+  into(grad_input, [&](Tensor& gi) {
+    axon_spatial_desc d = spatial(gi, g, nd);
+    set_window(d, nd, k, s, p, {});
+    d.count_include_pad = include_pad;
+    d.divisor = divisor.value_or(0);
+    AXON_CHECK(axon_pool_backward(stream_for(g), rt(g), AXON_POOL_AVG, &d));
+  });
+}
+
+// ---- adaptive average pooling -------------------------------------------------------------------
+
+Tensor adaptive_avg_pool(const Tensor& self, at::IntArrayRef output_size, int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_floating(self, "adaptive_avg_pool");
+  TORCH_CHECK(int(output_size.size()) == nd, "adaptive_avg_pool: output_size must have ", nd,
+              " elements");
+  TORCH_CHECK(self.dim() == nd + 1 || self.dim() == nd + 2, "adaptive_avg_pool: expected a ",
+              nd + 1, "-d or ", nd + 2, "-d input");
+  for (int64_t i = 1; i < self.dim(); i++)
+    TORCH_CHECK(self.size(i) > 0,
+                "adaptive_avg_pool: expected input to have non-zero size for non-batch dimensions, "
+                "but input has sizes ",
+                self.sizes());
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - nd);
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  Tensor out = at::empty(shape, self.options());
+  axon_spatial_desc d = spatial(self, out, nd);
+  AXON_CHECK(axon_pool(stream_for(self), rt(self), AXON_POOL_ADAPTIVE_AVG, &d));
+  return out;
+}
+
+Tensor adaptive_avg_pool_backward(const Tensor& grad_output, const Tensor& self, int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_floating(self, "adaptive_avg_pool backward");
+  Tensor g = grad_output.contiguous();
+  Tensor gi = at::empty(self.sizes(), self.options());
+  axon_spatial_desc d = spatial(gi, g, nd);
+  AXON_CHECK(axon_pool_backward(stream_for(g), rt(g), AXON_POOL_ADAPTIVE_AVG, &d));
+  return gi;
+}
+
+// ---- adaptive max pooling (structured: out and indices arrive sized) ----------------------------
+
+std::tuple<Tensor&, Tensor&> adaptive_max_pool_out(const Tensor& self, Tensor& out, Tensor& indices,
+                                                   int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  Tensor ind = indices.is_contiguous() && out.is_contiguous()
+                   ? indices
+                   : at::empty(out.sizes(), indices.options());
+  Tensor o = ind.is_same(indices) ? out : at::empty(out.sizes(), out.options());
+  axon_spatial_desc d = spatial(self, o, nd);
+  d.indices = ind.data_ptr();
+  AXON_CHECK(axon_pool(stream_for(self), rt(self), AXON_POOL_ADAPTIVE_MAX, &d));
+  if (!o.is_same(out)) out.copy_(o);
+  if (!ind.is_same(indices)) indices.copy_(ind);
+  return {out, indices};
+}
+
+Tensor& adaptive_max_pool_backward_out(const Tensor& grad_output, const Tensor& self,
+                                       const Tensor& indices, Tensor& grad_input, int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_floating(self, "adaptive_max_pool backward");
+  Tensor g = grad_output.contiguous(), ind = indices.contiguous();
+  into(grad_input, [&](Tensor& gi) {
+    axon_spatial_desc d = spatial(gi, g, nd);
+    d.indices = ind.data_ptr();
+    AXON_CHECK(axon_pool_backward(stream_for(g), rt(g), AXON_POOL_ADAPTIVE_MAX, &d));
+  });
+  return grad_input;
+}
+
+// ---- resampling ---------------------------------------------------------------------------------
+
+// 1 / scale where PyTorch uses the given scale factor (a positive one), else 0.
+double inv_scale(const OptD& s) {
+  return s.has_value() && *s > 0 ? 1.0 / *s : 0.0;
+}
+
+void resample_fwd(const Tensor& self, std::initializer_list<OptD> scales, bool align,
+                  axon_resample_kind kind, Tensor& out) {
+  c10::DeviceGuard guard(self.device());
+  if (kind == AXON_RESAMPLE_LINEAR) {
+    check_floating(self, "upsample (linear)");
+  } else {
+    check_dtype_supported(self.scalar_type(), self.device().index());
+  }
+  int nd = int(scales.size());
+  into(out, [&](Tensor& o) {
+    axon_spatial_desc d = spatial(self, o, nd);
+    int i = 0;
+    for (const OptD& s : scales) d.inv_scale[i++] = inv_scale(s);
+    d.align_corners = align;
+    AXON_CHECK(axon_resample(stream_for(self), rt(self), kind, &d));
+  });
+}
+
+void resample_bwd(const Tensor& grad_output, std::initializer_list<OptD> scales, bool align,
+                  axon_resample_kind kind, Tensor& grad_input) {
+  c10::DeviceGuard guard(grad_output.device());
+  check_floating(grad_output, "upsample backward");
+  int nd = int(scales.size());
+  Tensor g = grad_output.contiguous();
+  into(grad_input, [&](Tensor& gi) {
+    axon_spatial_desc d = spatial(gi, g, nd);
+    int i = 0;
+    for (const OptD& s : scales) d.inv_scale[i++] = inv_scale(s);
+    d.align_corners = align;
+    AXON_CHECK(axon_resample_backward(stream_for(g), rt(g), kind, &d));
+  });
+}
+
+// ---- reflection and replication padding ---------------------------------------------------------
+
+// padding is (last dim before, after, next-to-last before, after, ...).
+void set_padding(axon_spatial_desc& d, at::IntArrayRef padding, int nd) {
+  TORCH_CHECK(int(padding.size()) == 2 * nd, "padding size is expected to be ", 2 * nd);
+  for (int i = 0; i < nd; i++) {
+    int64_t before = padding[2 * (nd - 1 - i)], after = padding[2 * (nd - 1 - i) + 1];
+    TORCH_CHECK_NOT_IMPLEMENTED(before >= 0 && after >= 0,
+                                "axon: negative reflection / replication padding is not supported");
+    d.pad[i] = before;
+    d.pad_after[i] = after;
+  }
+}
+
+std::vector<int64_t> padded_shape(const Tensor& self, at::IntArrayRef padding, int nd) {
+  TORCH_CHECK(self.dim() == nd + 1 || self.dim() == nd + 2, "padding: expected a ", nd + 1,
+              "-d or ", nd + 2, "-d input, got ", self.dim(), " dims");
+  TORCH_CHECK(int(padding.size()) == 2 * nd, "padding size is expected to be ", 2 * nd);
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
+  for (int i = 0; i < nd; i++) {
+    int64_t& sz = shape[shape.size() - 1 - i];
+    sz += padding[2 * i] + padding[2 * i + 1];
+    TORCH_CHECK(sz >= 1, "padding: output size is too small");
+  }
+  return shape;
+}
+
+void pad_fwd(const Tensor& self, at::IntArrayRef padding, axon_resample_kind kind, Tensor& out,
+             int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  for (int i = 0; i < nd; i++) {
+    int64_t in = self.size(self.dim() - 1 - i);
+    if (kind == AXON_PAD_REFLECT) {
+      TORCH_CHECK(padding[2 * i] < in && padding[2 * i + 1] < in,
+                  "Argument #4: Padding size should be less than the corresponding input "
+                  "dimension, but got: padding (",
+                  padding[2 * i], ", ", padding[2 * i + 1], ") at dimension ", self.dim() - 1 - i,
+                  " of input ", self.sizes());
+    } else {
+      TORCH_CHECK(in > 0, "replication padding: input dims must be non-empty");
+    }
+  }
+  into(out, [&](Tensor& o) {
+    axon_spatial_desc d = spatial(self, o, nd);
+    set_padding(d, padding, nd);
+    AXON_CHECK(axon_resample(stream_for(self), rt(self), kind, &d));
+  });
+}
+
+void pad_bwd(const Tensor& grad_output, const Tensor& self, at::IntArrayRef padding,
+             axon_resample_kind kind, Tensor& grad_input, int nd) {
+  c10::DeviceGuard guard(self.device());
+  check_floating(self, "padding backward");
+  Tensor g = grad_output.contiguous();
+  into(grad_input, [&](Tensor& gi) {
+    axon_spatial_desc d = spatial(gi, g, nd);
+    set_padding(d, padding, nd);
+    AXON_CHECK(axon_resample_backward(stream_for(g), rt(g), kind, &d));
+  });
+}
+
+template <axon_resample_kind K, int ND>
+Tensor& pad_out(const Tensor& self, at::IntArrayRef padding, Tensor& out) {
+  at::native::resize_output(out, padded_shape(self, padding, ND));
+  pad_fwd(self, padding, K, out, ND);
+  return out;
+}
+template <axon_resample_kind K, int ND>
+Tensor pad_functional(const Tensor& self, at::IntArrayRef padding) {
+  Tensor out = at::empty(padded_shape(self, padding, ND), self.options());
+  pad_fwd(self, padding, K, out, ND);
+  return out;
+}
+template <axon_resample_kind K, int ND>
+Tensor& pad_backward_out(const Tensor& g, const Tensor& self, at::IntArrayRef padding,
+                         Tensor& grad_input) {
+  at::native::resize_output(grad_input, self.sizes());
+  pad_bwd(g, self, padding, K, grad_input, ND);
+  return grad_input;
+}
+template <axon_resample_kind K, int ND>
+Tensor pad_backward(const Tensor& g, const Tensor& self, at::IntArrayRef padding) {
+  Tensor gi = at::empty(self.sizes(), self.options());
+  pad_bwd(g, self, padding, K, gi, ND);
+  return gi;
+}
+
+// ---- embedding backward -------------------------------------------------------------------------
+
+Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices,
+                                int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
+  c10::DeviceGuard guard(grad_output.device());
+  check_floating(grad_output, "embedding_backward");
+  TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
+              "embedding_backward: indices must be int64 or int32, got ", indices.scalar_type());
+  Tensor idx = indices.reshape({-1}).contiguous();
+  int64_t n = idx.numel(), dim = grad_output.size(-1);
+  Tensor g = grad_output.reshape({n, dim}).contiguous();
+  Tensor out = at::zeros({num_weights, dim}, grad_output.options());
+  Tensor scratch = at::empty({3 * std::max<int64_t>(n, 1)}, idx.options().dtype(at::kLong));
+  axon_embedding_bwd_desc d{};
+  d.n = n;
+  d.dim = dim;
+  d.num_weights = num_weights;
+  d.padding_idx = padding_idx;
+  d.scale_by_freq = scale_grad_by_freq;
+  d.index_is_int32 = idx.scalar_type() == at::kInt;
+  d.grad = g.data_ptr();
+  d.index = idx.data_ptr();
+  d.scratch = scratch.data_ptr();
+  d.out = out.data_ptr();
+  AXON_CHECK(axon_embedding_backward(stream_for(g), rt(g), &d));
+  return out;
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  // max pooling
+  m.impl("max_pool2d_with_indices.out", max_pool2d_out);
+  m.impl("max_pool2d_with_indices_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+            at::IntArrayRef p, at::IntArrayRef dl, bool, const Tensor& ind, Tensor& gi) -> Tensor& {
+           max_pool_bwd(g, self, k, s, p, dl, ind, gi, 2);
+           return gi;
+         });
+  m.impl("max_pool3d_with_indices", max_pool3d);
+  m.impl("max_pool3d_with_indices.out", max_pool3d_out);
+  m.impl("max_pool3d_with_indices_backward", max_pool3d_backward);
+  m.impl("max_pool3d_with_indices_backward.grad_input", max_pool3d_backward_out);
+  // average pooling
+  m.impl("avg_pool2d.out",
+         [](const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool,
+            bool inc, std::optional<int64_t> div, Tensor& out) -> Tensor& {
+           avg_pool_fwd(self, k, s, p, inc, div, out, 2);
+           return out;
+         });
+  m.impl("avg_pool2d_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+            at::IntArrayRef p, bool, bool inc, std::optional<int64_t> div, Tensor& gi) -> Tensor& {
+           avg_pool_bwd(g, self, k, s, p, inc, div, gi, 2);
+           return gi;
+         });
+  m.impl("avg_pool3d.out",
+         [](const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool,
+            bool inc, std::optional<int64_t> div, Tensor& out) -> Tensor& {
+           avg_pool_fwd(self, k, s, p, inc, div, out, 3);
+           return out;
+         });
+  m.impl("avg_pool3d_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+            at::IntArrayRef p, bool, bool inc, std::optional<int64_t> div, Tensor& gi) -> Tensor& {
+           avg_pool_bwd(g, self, k, s, p, inc, div, gi, 3);
+           return gi;
+         });
+  // adaptive average pooling
+  m.impl("_adaptive_avg_pool2d",
+         [](const Tensor& self, at::IntArrayRef os) { return adaptive_avg_pool(self, os, 2); });
+  m.impl("_adaptive_avg_pool2d_backward", [](const Tensor& g, const Tensor& self) {
+    return adaptive_avg_pool_backward(g, self, 2);
+  });
+  m.impl("_adaptive_avg_pool3d",
+         [](const Tensor& self, at::IntArrayRef os) { return adaptive_avg_pool(self, os, 3); });
+  m.impl("_adaptive_avg_pool3d_backward", [](const Tensor& g, const Tensor& self) {
+    return adaptive_avg_pool_backward(g, self, 3);
+  });
+  // adaptive max pooling
+  m.impl("adaptive_max_pool2d.out",
+         [](const Tensor& self, at::IntArrayRef, Tensor& out, Tensor& ind)
+             -> std::tuple<Tensor&, Tensor&> { return adaptive_max_pool_out(self, out, ind, 2); });
+  m.impl("adaptive_max_pool3d.out",
+         [](const Tensor& self, at::IntArrayRef, Tensor& out, Tensor& ind)
+             -> std::tuple<Tensor&, Tensor&> { return adaptive_max_pool_out(self, out, ind, 3); });
+  m.impl("adaptive_max_pool2d_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, const Tensor& ind, Tensor& gi) -> Tensor& {
+           return adaptive_max_pool_backward_out(g, self, ind, gi, 2);
+         });
+  m.impl("adaptive_max_pool3d_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, const Tensor& ind, Tensor& gi) -> Tensor& {
+           return adaptive_max_pool_backward_out(g, self, ind, gi, 3);
+         });
+  // nearest
+  m.impl("upsample_nearest1d.out",
+         [](const Tensor& self, at::IntArrayRef, OptD s, Tensor& out) -> Tensor& {
+           resample_fwd(self, {s}, false, AXON_RESAMPLE_NEAREST, out);
+           return out;
+         });
+  m.impl("upsample_nearest2d.out",
+         [](const Tensor& self, at::IntArrayRef, OptD sh, OptD sw, Tensor& out) -> Tensor& {
+           resample_fwd(self, {sh, sw}, false, AXON_RESAMPLE_NEAREST, out);
+           return out;
+         });
+  m.impl(
+      "upsample_nearest3d.out",
+      [](const Tensor& self, at::IntArrayRef, OptD sd, OptD sh, OptD sw, Tensor& out) -> Tensor& {
+        resample_fwd(self, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST, out);
+        return out;
+      });
+  m.impl("upsample_nearest1d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD s, Tensor& gi) -> Tensor& {
+           resample_bwd(g, {s}, false, AXON_RESAMPLE_NEAREST, gi);
+           return gi;
+         });
+  m.impl("upsample_nearest2d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sh, OptD sw,
+            Tensor& gi) -> Tensor& {
+           resample_bwd(g, {sh, sw}, false, AXON_RESAMPLE_NEAREST, gi);
+           return gi;
+         });
+  m.impl("upsample_nearest3d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sd, OptD sh, OptD sw,
+            Tensor& gi) -> Tensor& {
+           resample_bwd(g, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST, gi);
+           return gi;
+         });
+  // nearest-exact
+  m.impl("_upsample_nearest_exact1d.out",
+         [](const Tensor& self, at::IntArrayRef, OptD s, Tensor& out) -> Tensor& {
+           resample_fwd(self, {s}, false, AXON_RESAMPLE_NEAREST_EXACT, out);
+           return out;
+         });
+  m.impl("_upsample_nearest_exact2d.out",
+         [](const Tensor& self, at::IntArrayRef, OptD sh, OptD sw, Tensor& out) -> Tensor& {
+           resample_fwd(self, {sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, out);
+           return out;
+         });
+  m.impl(
+      "_upsample_nearest_exact3d.out",
+      [](const Tensor& self, at::IntArrayRef, OptD sd, OptD sh, OptD sw, Tensor& out) -> Tensor& {
+        resample_fwd(self, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, out);
+        return out;
+      });
+  m.impl("_upsample_nearest_exact1d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD s, Tensor& gi) -> Tensor& {
+           resample_bwd(g, {s}, false, AXON_RESAMPLE_NEAREST_EXACT, gi);
+           return gi;
+         });
+  m.impl("_upsample_nearest_exact2d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sh, OptD sw,
+            Tensor& gi) -> Tensor& {
+           resample_bwd(g, {sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, gi);
+           return gi;
+         });
+  m.impl("_upsample_nearest_exact3d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sd, OptD sh, OptD sw,
+            Tensor& gi) -> Tensor& {
+           resample_bwd(g, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, gi);
+           return gi;
+         });
+  // linear
+  m.impl("upsample_linear1d.out",
+         [](const Tensor& self, at::IntArrayRef, bool ac, OptD s, Tensor& out) -> Tensor& {
+           resample_fwd(self, {s}, ac, AXON_RESAMPLE_LINEAR, out);
+           return out;
+         });
+  m.impl(
+      "upsample_bilinear2d.out",
+      [](const Tensor& self, at::IntArrayRef, bool ac, OptD sh, OptD sw, Tensor& out) -> Tensor& {
+        resample_fwd(self, {sh, sw}, ac, AXON_RESAMPLE_LINEAR, out);
+        return out;
+      });
+  m.impl("upsample_trilinear3d.out",
+         [](const Tensor& self, at::IntArrayRef, bool ac, OptD sd, OptD sh, OptD sw,
+            Tensor& out) -> Tensor& {
+           resample_fwd(self, {sd, sh, sw}, ac, AXON_RESAMPLE_LINEAR, out);
+           return out;
+         });
+  m.impl("upsample_linear1d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, bool ac, OptD s,
+            Tensor& gi) -> Tensor& {
+           resample_bwd(g, {s}, ac, AXON_RESAMPLE_LINEAR, gi);
+           return gi;
+         });
+  m.impl("upsample_bilinear2d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, bool ac, OptD sh, OptD sw,
+            Tensor& gi) -> Tensor& {
+           resample_bwd(g, {sh, sw}, ac, AXON_RESAMPLE_LINEAR, gi);
+           return gi;
+         });
+  m.impl("upsample_trilinear3d_backward.grad_input",
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, bool ac, OptD sd, OptD sh, OptD sw,
+            Tensor& gi) -> Tensor& {
+           resample_bwd(g, {sd, sh, sw}, ac, AXON_RESAMPLE_LINEAR, gi);
+           return gi;
+         });
+  // reflection padding (1-d and 3-d structured, 2-d not)
+  m.impl("reflection_pad1d.out", [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
+    pad_fwd(self, p, AXON_PAD_REFLECT, out, 1);
+    return out;
+  });
+  m.impl("reflection_pad1d_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, at::IntArrayRef p, Tensor& gi) -> Tensor& {
+           pad_bwd(g, self, p, AXON_PAD_REFLECT, gi, 1);
+           return gi;
+         });
+  m.impl("reflection_pad2d", pad_functional<AXON_PAD_REFLECT, 2>);
+  m.impl("reflection_pad2d.out", pad_out<AXON_PAD_REFLECT, 2>);
+  m.impl("reflection_pad2d_backward", pad_backward<AXON_PAD_REFLECT, 2>);
+  m.impl("reflection_pad2d_backward.grad_input", pad_backward_out<AXON_PAD_REFLECT, 2>);
+  m.impl("reflection_pad3d.out", [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
+    pad_fwd(self, p, AXON_PAD_REFLECT, out, 3);
+    return out;
+  });
+  m.impl("reflection_pad3d_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, at::IntArrayRef p, Tensor& gi) -> Tensor& {
+           pad_bwd(g, self, p, AXON_PAD_REFLECT, gi, 3);
+           return gi;
+         });
+  // replication padding (forward structured; 1-d backward structured, 2-d / 3-d not)
+  m.impl("replication_pad1d.out",
+         [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
+           pad_fwd(self, p, AXON_PAD_REPLICATE, out, 1);
+           return out;
+         });
+  m.impl("replication_pad2d.out",
+         [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
+           pad_fwd(self, p, AXON_PAD_REPLICATE, out, 2);
+           return out;
+         });
+  m.impl("replication_pad3d.out",
+         [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
+           pad_fwd(self, p, AXON_PAD_REPLICATE, out, 3);
+           return out;
+         });
+  m.impl("replication_pad1d_backward.grad_input",
+         [](const Tensor& g, const Tensor& self, at::IntArrayRef p, Tensor& gi) -> Tensor& {
+           pad_bwd(g, self, p, AXON_PAD_REPLICATE, gi, 1);
+           return gi;
+         });
+  m.impl("replication_pad2d_backward", pad_backward<AXON_PAD_REPLICATE, 2>);
+  m.impl("replication_pad2d_backward.grad_input", pad_backward_out<AXON_PAD_REPLICATE, 2>);
+  m.impl("replication_pad3d_backward", pad_backward<AXON_PAD_REPLICATE, 3>);
+  m.impl("replication_pad3d_backward.grad_input", pad_backward_out<AXON_PAD_REPLICATE, 3>);
+  // embedding
+  m.impl("embedding_dense_backward", embedding_dense_backward);
+}
+
+}  // namespace axon

@@ -1,0 +1,69 @@
+/*
+ * Convolution's unfolding (im2col) and its adjoint (col2im) for 1 to 3 spatial dims, padded
+ * to 3 by the launcher (size 1, kernel 1, stride 1, padding 0, dilation 1).
+ * col is contiguous [c * K, n * L]: row (channel, kernel position), column (sample, output
+ * position). col2im is a gather: each image element sums the columns that read it, so no
+ * atomics and a fixed summation order.
+ */
+
+/* Mirrors sp_geom in runtime/src/ops/spatial.h. */
+typedef struct sp_geom {
+  long n, c;
+  long in[3], out[3], k[3], s[3], p[3], d[3], pa[3];
+  long in_st[5], out_st[5];
+  long count_include_pad, divisor, align_corners, pad_;
+} sp_geom;
+
+__kernel void im2col(BUF(image), BUF(col), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long L = g.out[0] * g.out[1] * g.out[2], K = g.k[0] * g.k[1] * g.k[2];
+  long l = idx % L, n = (idx / L) % g.n, row = idx / (L * g.n);
+  long kp = row % K, c = row / K;
+  long o2 = l % g.out[2], o1 = (l / g.out[2]) % g.out[1], o0 = l / (g.out[2] * g.out[1]);
+  long k2 = kp % g.k[2], k1 = (kp / g.k[2]) % g.k[1], k0 = kp / (g.k[2] * g.k[1]);
+  long i0 = o0 * g.s[0] - g.p[0] + k0 * g.d[0];
+  long i1 = o1 * g.s[1] - g.p[1] + k1 * g.d[1];
+  long i2 = o2 * g.s[2] - g.p[2] + k2 * g.d[2];
+  CT v = 0;
+  if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2])
+    v = LOAD(PTR(image), n * g.in_st[0] + c * g.in_st[1] + i0 * g.in_st[2] + i1 * g.in_st[3] +
+                             i2 * g.in_st[4]);
+  STORE(PTR(col), idx, v);
+}
+
+/* Output positions o of one dim whose window reads input position i at kernel offset kk. */
+inline long tap_source(long i, long kk, long s, long p, long d, long out) {
+  long t = i + p - kk * d;
+  if (t < 0 || t % s) return -1;
+  t /= s;
+  return t < out ? t : -1;
+}
+
+__kernel void col2im(BUF(col), BUF(image), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long i2 = idx % g.in[2], i1 = (idx / g.in[2]) % g.in[1], i0 = (idx / (g.in[2] * g.in[1])) % g.in[0];
+  long plane = idx / (g.in[0] * g.in[1] * g.in[2]);
+  long c = plane % g.c, n = plane / g.c;
+  long L = g.out[0] * g.out[1] * g.out[2], K = g.k[0] * g.k[1] * g.k[2];
+  __global uchar *src = PTR(col);
+  CT acc = 0;
+  for (long k0 = 0; k0 < g.k[0]; k0++) {
+    long o0 = tap_source(i0, k0, g.s[0], g.p[0], g.d[0], g.out[0]);
+    if (o0 < 0) continue;
+    for (long k1 = 0; k1 < g.k[1]; k1++) {
+      long o1 = tap_source(i1, k1, g.s[1], g.p[1], g.d[1], g.out[1]);
+      if (o1 < 0) continue;
+      for (long k2 = 0; k2 < g.k[2]; k2++) {
+        long o2 = tap_source(i2, k2, g.s[2], g.p[2], g.d[2], g.out[2]);
+        if (o2 < 0) continue;
+        long row = c * K + (k0 * g.k[1] + k1) * g.k[2] + k2;
+        long l = (o0 * g.out[1] + o1) * g.out[2] + o2;
+        acc += LOAD(src, (row * g.n + n) * L + l);
+      }
+    }
+  }
+  STORE(PTR(image), n * g.in_st[0] + c * g.in_st[1] + i0 * g.in_st[2] + i1 * g.in_st[3] +
+                        i2 * g.in_st[4], acc);
+}

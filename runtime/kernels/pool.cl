@@ -1,0 +1,264 @@
+/*
+ * Max, average, adaptive average and adaptive max pooling over 1 to 3 spatial dims (padded to 3 by the
+ * launcher). Forward kernels: a work-item per output element. Backward kernels: a work-item
+ * per input element that gathers the gradient of every output window containing it, so no
+ * atomics and a fixed summation order. Tensors are strided: in_st / out_st are the strides
+ * (n, c, d0, d1, d2) of the input-space and output-space tensors.
+ */
+
+/* Mirrors sp_geom in runtime/src/ops/spatial.h. */
+typedef struct sp_geom {
+  long n, c;
+  long in[3], out[3], k[3], s[3], p[3], d[3], pa[3];
+  long in_st[5], out_st[5];
+  long count_include_pad, divisor, align_corners, pad_;
+} sp_geom;
+
+/* Decomposes a linear index over (n, c, x0, x1, x2) of sizes sz[] and returns the offset with
+ * strides st[]; the spatial coordinates go to x[]. */
+inline long sp_offset(long idx, const long *sz, const long *st, long c, long *x) {
+  x[2] = idx % sz[2];
+  idx /= sz[2];
+  x[1] = idx % sz[1];
+  idx /= sz[1];
+  x[0] = idx % sz[0];
+  idx /= sz[0];
+  long ch = idx % c, n = idx / c;
+  return n * st[0] + ch * st[1] + x[0] * st[2] + x[1] * st[3] + x[2] * st[4];
+}
+/* Offset of the (n, c) plane of element idx, whose spatial volume is vol. */
+inline long sp_plane(long idx, long vol, long c, const long *st) {
+  long plane = idx / vol;
+  return (plane / c) * st[0] + (plane % c) * st[1];
+}
+
+__kernel void max_pool(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long o[3];
+  long out_at = sp_offset(idx, g.out, g.out_st, g.c, o);
+  long base = sp_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
+  long lo[3], hi[3];
+  for (int d = 0; d < 3; d++) {
+    lo[d] = o[d] * g.s[d] - g.p[d];
+    hi[d] = min(lo[d] + (g.k[d] - 1) * g.d[d] + 1, g.in[d]);
+    while (lo[d] < 0) lo[d] += g.d[d];
+  }
+  __global uchar *x = PTR(input);
+  CT best = CT_MIN;
+  long best_i = (lo[0] * g.in[1] + lo[1]) * g.in[2] + lo[2];
+  for (long i0 = lo[0]; i0 < hi[0]; i0 += g.d[0])
+    for (long i1 = lo[1]; i1 < hi[1]; i1 += g.d[1])
+      for (long i2 = lo[2]; i2 < hi[2]; i2 += g.d[2]) {
+        CT v = LOAD(x, base + i0 * g.in_st[2] + i1 * g.in_st[3] + i2 * g.in_st[4]);
+        if (v > best || IS_NAN(v)) {
+          best = v;
+          best_i = (i0 * g.in[1] + i1) * g.in[2] + i2;
+        }
+      }
+  STORE(PTR(output), out_at, best);
+  ST_I64(PTR(indices), out_at, best_i);
+}
+
+inline long adaptive_start(long o, long in, long out) { return (o * in) / out; }
+inline long adaptive_end(long o, long in, long out) { return ((o + 1) * in + out - 1) / out; }
+
+/* Outputs of one dim whose adaptive window may hold input position x: [*lo, *hi), a superset
+ * the callers check exactly. */
+inline void adaptive_candidates(long x, long in, long out, long *lo, long *hi) {
+  *lo = max((x * out) / in - 1, 0L);
+  *hi = min(((x + 1) * out + in - 1) / in + 1, out);
+}
+
+__kernel void adaptive_max_pool(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long o[3], lo[3], hi[3];
+  long out_at = sp_offset(idx, g.out, g.out_st, g.c, o);
+  long base = sp_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
+  for (int d = 0; d < 3; d++) {
+    lo[d] = adaptive_start(o[d], g.in[d], g.out[d]);
+    hi[d] = adaptive_end(o[d], g.in[d], g.out[d]);
+  }
+  __global uchar *x = PTR(input);
+  CT best = CT_MIN;
+  long best_i = (lo[0] * g.in[1] + lo[1]) * g.in[2] + lo[2];
+  for (long i0 = lo[0]; i0 < hi[0]; i0++)
+    for (long i1 = lo[1]; i1 < hi[1]; i1++)
+      for (long i2 = lo[2]; i2 < hi[2]; i2++) {
+        CT v = LOAD(x, base + i0 * g.in_st[2] + i1 * g.in_st[3] + i2 * g.in_st[4]);
+        if (v > best || IS_NAN(v)) {
+          best = v;
+          best_i = (i0 * g.in[1] + i1) * g.in[2] + i2;
+        }
+      }
+  STORE(PTR(output), out_at, best);
+  ST_I64(PTR(indices), out_at, best_i);
+}
+
+/* Output position of one dim whose window holds input position i at kernel offset kk. */
+inline long window_of(long i, long kk, long s, long p, long d, long out) {
+  long t = i + p - kk * d;
+  if (t < 0 || t % s) return -1;
+  t /= s;
+  return t < out ? t : -1;
+}
+
+__kernel void max_pool_backward(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long x[3];
+  long in_at = sp_offset(idx, g.in, g.in_st, g.c, x);
+  long base = sp_plane(idx, g.in[0] * g.in[1] * g.in[2], g.c, g.out_st);
+  long self = (x[0] * g.in[1] + x[1]) * g.in[2] + x[2];
+  CT acc = 0;
+  for (long k0 = 0; k0 < g.k[0]; k0++) {
+    long o0 = window_of(x[0], k0, g.s[0], g.p[0], g.d[0], g.out[0]);
+    if (o0 < 0) continue;
+    for (long k1 = 0; k1 < g.k[1]; k1++) {
+      long o1 = window_of(x[1], k1, g.s[1], g.p[1], g.d[1], g.out[1]);
+      if (o1 < 0) continue;
+      for (long k2 = 0; k2 < g.k[2]; k2++) {
+        long o2 = window_of(x[2], k2, g.s[2], g.p[2], g.d[2], g.out[2]);
+        if (o2 < 0) continue;
+        long at = base + o0 * g.out_st[2] + o1 * g.out_st[3] + o2 * g.out_st[4];
+        if (LD_I64(PTR(indices), at) == self) acc += LOAD(PTR(grad), at);
+      }
+    }
+  }
+  STORE(PTR(grad_input), in_at, acc);
+}
+
+#ifndef IS_BOOL
+/* PyTorch's average-pooling window of output o: [lo, hi) clipped to the input, and the
+ * divisor. Returns 0 for an empty window. Integers divide as C does (int64 average pooling). */
+inline CT avg_window(const sp_geom *g, const long *o, long *lo, long *hi) {
+  long pool = 1, inside = 1;
+  for (int d = 0; d < 3; d++) {
+    lo[d] = o[d] * g->s[d] - g->p[d];
+    hi[d] = min(lo[d] + g->k[d], g->in[d] + g->p[d]);
+    pool *= hi[d] - lo[d];
+    lo[d] = max(lo[d], 0L);
+    hi[d] = min(hi[d], g->in[d]);
+    if (lo[d] >= hi[d]) return 0;
+    inside *= hi[d] - lo[d];
+  }
+  return (CT)(g->divisor ? g->divisor : g->count_include_pad ? pool : inside);
+}
+
+__kernel void avg_pool(BUF(input), BUF(output), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long o[3], lo[3], hi[3];
+  long out_at = sp_offset(idx, g.out, g.out_st, g.c, o);
+  long base = sp_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
+  CT div = avg_window(&g, o, lo, hi);
+  CT acc = 0;
+  if (div != 0) {
+    __global uchar *x = PTR(input);
+    for (long i0 = lo[0]; i0 < hi[0]; i0++)
+      for (long i1 = lo[1]; i1 < hi[1]; i1++)
+        for (long i2 = lo[2]; i2 < hi[2]; i2++)
+          acc += LOAD(x, base + i0 * g.in_st[2] + i1 * g.in_st[3] + i2 * g.in_st[4]);
+    acc /= div;
+  }
+  STORE(PTR(output), out_at, acc);
+}
+#endif
+
+#ifdef IS_FLOAT
+__kernel void avg_pool_backward(BUF(grad), BUF(grad_input), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long x[3], o[3], lo[3], hi[3];
+  long in_at = sp_offset(idx, g.in, g.in_st, g.c, x);
+  long base = sp_plane(idx, g.in[0] * g.in[1] * g.in[2], g.c, g.out_st);
+  CT acc = 0;
+  for (long k0 = 0; k0 < g.k[0]; k0++) {
+    o[0] = window_of(x[0], k0, g.s[0], g.p[0], 1, g.out[0]);
+    if (o[0] < 0) continue;
+    for (long k1 = 0; k1 < g.k[1]; k1++) {
+      o[1] = window_of(x[1], k1, g.s[1], g.p[1], 1, g.out[1]);
+      if (o[1] < 0) continue;
+      for (long k2 = 0; k2 < g.k[2]; k2++) {
+        o[2] = window_of(x[2], k2, g.s[2], g.p[2], 1, g.out[2]);
+        if (o[2] < 0) continue;
+        CT div = avg_window(&g, o, lo, hi);
+        if (div == 0) continue;
+        acc += LOAD(PTR(grad), base + o[0] * g.out_st[2] + o[1] * g.out_st[3] + o[2] * g.out_st[4]) / div;
+      }
+    }
+  }
+  STORE(PTR(grad_input), in_at, acc);
+}
+
+__kernel void adaptive_avg_pool(BUF(input), BUF(output), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long o[3], lo[3], hi[3];
+  long out_at = sp_offset(idx, g.out, g.out_st, g.c, o);
+  long base = sp_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
+  long count = 1;
+  for (int d = 0; d < 3; d++) {
+    lo[d] = adaptive_start(o[d], g.in[d], g.out[d]);
+    hi[d] = adaptive_end(o[d], g.in[d], g.out[d]);
+    count *= hi[d] - lo[d];
+  }
+  __global uchar *x = PTR(input);
+  CT acc = 0;
+  for (long i0 = lo[0]; i0 < hi[0]; i0++)
+    for (long i1 = lo[1]; i1 < hi[1]; i1++)
+      for (long i2 = lo[2]; i2 < hi[2]; i2++)
+        acc += LOAD(x, base + i0 * g.in_st[2] + i1 * g.in_st[3] + i2 * g.in_st[4]);
+  STORE(PTR(output), out_at, acc / (CT)count);
+}
+
+__kernel void adaptive_avg_pool_backward(BUF(grad), BUF(grad_input), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long x[3], lo[3], hi[3];
+  long in_at = sp_offset(idx, g.in, g.in_st, g.c, x);
+  long base = sp_plane(idx, g.in[0] * g.in[1] * g.in[2], g.c, g.out_st);
+  /* Candidate outputs per dim (a window holds x iff start <= x < end), checked exactly. */
+  for (int d = 0; d < 3; d++) adaptive_candidates(x[d], g.in[d], g.out[d], &lo[d], &hi[d]);
+  CT acc = 0;
+  for (long o0 = lo[0]; o0 < hi[0]; o0++) {
+    long s0 = adaptive_start(o0, g.in[0], g.out[0]), e0 = adaptive_end(o0, g.in[0], g.out[0]);
+    if (x[0] < s0 || x[0] >= e0) continue;
+    for (long o1 = lo[1]; o1 < hi[1]; o1++) {
+      long s1 = adaptive_start(o1, g.in[1], g.out[1]), e1 = adaptive_end(o1, g.in[1], g.out[1]);
+      if (x[1] < s1 || x[1] >= e1) continue;
+      for (long o2 = lo[2]; o2 < hi[2]; o2++) {
+        long s2 = adaptive_start(o2, g.in[2], g.out[2]), e2 = adaptive_end(o2, g.in[2], g.out[2]);
+        if (x[2] < s2 || x[2] >= e2) continue;
+        CT count = (CT)((e0 - s0) * (e1 - s1) * (e2 - s2));
+        acc += LOAD(PTR(grad), base + o0 * g.out_st[2] + o1 * g.out_st[3] + o2 * g.out_st[4]) / count;
+      }
+    }
+  }
+  STORE(PTR(grad_input), in_at, acc);
+}
+
+__kernel void adaptive_max_pool_backward(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long x[3], lo[3], hi[3];
+  long in_at = sp_offset(idx, g.in, g.in_st, g.c, x);
+  long base = sp_plane(idx, g.in[0] * g.in[1] * g.in[2], g.c, g.out_st);
+  long self = (x[0] * g.in[1] + x[1]) * g.in[2] + x[2];
+  for (int d = 0; d < 3; d++) adaptive_candidates(x[d], g.in[d], g.out[d], &lo[d], &hi[d]);
+  CT acc = 0;
+  for (long o0 = lo[0]; o0 < hi[0]; o0++) {
+    if (x[0] < adaptive_start(o0, g.in[0], g.out[0]) || x[0] >= adaptive_end(o0, g.in[0], g.out[0])) continue;
+    for (long o1 = lo[1]; o1 < hi[1]; o1++) {
+      if (x[1] < adaptive_start(o1, g.in[1], g.out[1]) || x[1] >= adaptive_end(o1, g.in[1], g.out[1])) continue;
+      for (long o2 = lo[2]; o2 < hi[2]; o2++) {
+        if (x[2] < adaptive_start(o2, g.in[2], g.out[2]) || x[2] >= adaptive_end(o2, g.in[2], g.out[2])) continue;
+        long at = base + o0 * g.out_st[2] + o1 * g.out_st[3] + o2 * g.out_st[4];
+        if (LD_I64(PTR(indices), at) == self) acc += LOAD(PTR(grad), at);
+      }
+    }
+  }
+  STORE(PTR(grad_input), in_at, acc);
+}
+#endif

@@ -1,0 +1,232 @@
+/*
+ * Resampling (nearest, linear over 1 to 3 dims) and reflection / replication padding, as
+ * PyTorch computes source positions. Forward: a work-item per output element. Backward: a
+ * work-item per input element gathering from every output that reads it (no atomics, a fixed
+ * summation order). Tensors are strided: in_st / out_st are the strides (n, c, d0, d1, d2).
+ */
+
+/* Mirrors sp_geom in runtime/src/ops/spatial.h. */
+typedef struct sp_geom {
+  long n, c;
+  long in[3], out[3], k[3], s[3], p[3], d[3], pa[3];
+  long in_st[5], out_st[5];
+  long count_include_pad, divisor, align_corners, pad_;
+} sp_geom;
+
+inline long rs_offset(long idx, const long *sz, const long *st, long c, long *x) {
+  x[2] = idx % sz[2];
+  idx /= sz[2];
+  x[1] = idx % sz[1];
+  idx /= sz[1];
+  x[0] = idx % sz[0];
+  idx /= sz[0];
+  long ch = idx % c, n = idx / c;
+  return n * st[0] + ch * st[1] + x[0] * st[2] + x[1] * st[3] + x[2] * st[4];
+}
+inline long rs_plane(long idx, long vol, long c, const long *st) {
+  long plane = idx / vol;
+  return (plane / c) * st[0] + (plane % c) * st[1];
+}
+#define AT_SPATIAL(base, st, a, b, c) ((base) + (a) * (st)[2] + (b) * (st)[3] + (c) * (st)[4])
+
+/* ---- nearest: PyTorch's nearest_idx, in float whatever the element type ------------------ */
+
+/* exact: PyTorch's "nearest-exact" (pixel centres), else its legacy "nearest". */
+inline long nearest_src(long o, long in, long out, float inv_scale, int exact) {
+  float scale = inv_scale > 0 ? inv_scale : (float)in / (float)out;
+  if (exact) return min((long)floor(((float)o + 0.5f) * scale), in - 1);
+  if (out == in) return o;
+  if (out == 2 * in) return o >> 1;
+  return min((long)floor((float)o * scale), in - 1);
+}
+
+__kernel void upsample_nearest(BUF(input), BUF(output), sp_geom g, float f0, float f1, float f2,
+                               int exact, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long o[3];
+  long out_at = rs_offset(idx, g.out, g.out_st, g.c, o);
+  long base = rs_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
+  long i0 = nearest_src(o[0], g.in[0], g.out[0], f0, exact), i1 = nearest_src(o[1], g.in[1], g.out[1], f1, exact),
+       i2 = nearest_src(o[2], g.in[2], g.out[2], f2, exact);
+  STORE(PTR(output), out_at, LOAD(PTR(input), AT_SPATIAL(base, g.in_st, i0, i1, i2)));
+}
+
+/* The outputs of one dim reading input i lie in [lo, hi): found from the inverse ratio with a
+ * margin, then checked exactly. */
+inline void nearest_range(long i, long in, long out, long *lo, long *hi) {
+  *lo = max((i * out) / in - 2, 0L);
+  *hi = min(((i + 1) * out + in - 1) / in + 2, out);
+}
+
+#ifdef IS_FLOAT
+__kernel void upsample_nearest_backward(BUF(grad), BUF(grad_input), sp_geom g, float f0, float f1,
+                                        float f2, int exact, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long x[3], lo[3], hi[3];
+  long in_at = rs_offset(idx, g.in, g.in_st, g.c, x);
+  long base = rs_plane(idx, g.in[0] * g.in[1] * g.in[2], g.c, g.out_st);
+  for (int d = 0; d < 3; d++) nearest_range(x[d], g.in[d], g.out[d], &lo[d], &hi[d]);
+  CT acc = 0;
+  for (long o0 = lo[0]; o0 < hi[0]; o0++) {
+    if (nearest_src(o0, g.in[0], g.out[0], f0, exact) != x[0]) continue;
+    for (long o1 = lo[1]; o1 < hi[1]; o1++) {
+      if (nearest_src(o1, g.in[1], g.out[1], f1, exact) != x[1]) continue;
+      for (long o2 = lo[2]; o2 < hi[2]; o2++) {
+        if (nearest_src(o2, g.in[2], g.out[2], f2, exact) != x[2]) continue;
+        acc += LOAD(PTR(grad), AT_SPATIAL(base, g.out_st, o0, o1, o2));
+      }
+    }
+  }
+  STORE(PTR(grad_input), in_at, acc);
+}
+
+/* ---- linear: PyTorch's area_pixel_compute_source_index, in the compute type -------------- */
+
+inline CT linear_scale(long in, long out, int align, CT inv_scale) {
+  if (align) return out > 1 ? (CT)(in - 1) / (CT)(out - 1) : (CT)0;
+  return inv_scale > 0 ? inv_scale : (CT)in / (CT)out;
+}
+
+/* Source index, neighbour offset (0 or 1) and the neighbour's weight for output o. */
+inline long linear_src(long o, long in, CT scale, int align, long *off, CT *lambda) {
+  CT r = align ? scale * (CT)o : scale * ((CT)o + (CT)0.5) - (CT)0.5;
+  if (!align && r < 0) r = 0;
+  long i = min((long)floor(r), in - 1);
+  CT l = r - (CT)i;
+  *lambda = l < 0 ? (CT)0 : l > 1 ? (CT)1 : l;
+  *off = i < in - 1 ? 1 : 0;
+  return i;
+}
+
+__kernel void upsample_linear(BUF(input), BUF(output), sp_geom g, CT c0, CT c1, CT c2, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long o[3], i[3], off[3];
+  CT lam[3], inv[3] = {c0, c1, c2};
+  long out_at = rs_offset(idx, g.out, g.out_st, g.c, o);
+  long base = rs_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
+  for (int d = 0; d < 3; d++)
+    i[d] = linear_src(o[d], g.in[d], linear_scale(g.in[d], g.out[d], g.align_corners, inv[d]),
+                      g.align_corners, &off[d], &lam[d]);
+  __global uchar *x = PTR(input);
+  CT acc = 0;
+  for (int a = 0; a < 2; a++)
+    for (int b = 0; b < 2; b++)
+      for (int c = 0; c < 2; c++) {
+        CT w = (a ? lam[0] : 1 - lam[0]) * (b ? lam[1] : 1 - lam[1]) * (c ? lam[2] : 1 - lam[2]);
+        acc += w * LOAD(x, AT_SPATIAL(base, g.in_st, i[0] + a * off[0], i[1] + b * off[1], i[2] + c * off[2]));
+      }
+  STORE(PTR(output), out_at, acc);
+}
+
+/* Weight with which output o reads input x in one dim; 0 and *hit = 0 when it does not. */
+inline CT linear_weight(long o, long x, long in, CT scale, int align, int *hit) {
+  long off;
+  CT lam;
+  long i = linear_src(o, in, scale, align, &off, &lam);
+  CT w = 0;
+  *hit = 0;
+  if (i == x) {
+    w += 1 - lam;
+    *hit = 1;
+  }
+  if (i + off == x) {
+    w += lam;
+    *hit = 1;
+  }
+  return w;
+}
+
+__kernel void upsample_linear_backward(BUF(grad), BUF(grad_input), sp_geom g, CT c0, CT c1, CT c2,
+                                       long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long x[3], lo[3], hi[3];
+  CT sc[3], inv[3] = {c0, c1, c2};
+  long in_at = rs_offset(idx, g.in, g.in_st, g.c, x);
+  long base = rs_plane(idx, g.in[0] * g.in[1] * g.in[2], g.c, g.out_st);
+  for (int d = 0; d < 3; d++) {
+    sc[d] = linear_scale(g.in[d], g.out[d], g.align_corners, inv[d]);
+    if (sc[d] > 0) {
+      lo[d] = max((long)floor((CT)(x[d] - 1) / sc[d]) - 2, 0L);
+      hi[d] = min((long)ceil((CT)(x[d] + 1) / sc[d]) + 3, g.out[d]);
+    } else {
+      lo[d] = 0;
+      hi[d] = g.out[d];
+    }
+  }
+  CT acc = 0;
+  int hit;
+  for (long o0 = lo[0]; o0 < hi[0]; o0++) {
+    CT w0 = linear_weight(o0, x[0], g.in[0], sc[0], g.align_corners, &hit);
+    if (!hit) continue;
+    for (long o1 = lo[1]; o1 < hi[1]; o1++) {
+      CT w1 = linear_weight(o1, x[1], g.in[1], sc[1], g.align_corners, &hit);
+      if (!hit) continue;
+      for (long o2 = lo[2]; o2 < hi[2]; o2++) {
+        CT w2 = linear_weight(o2, x[2], g.in[2], sc[2], g.align_corners, &hit);
+        if (!hit) continue;
+        acc += w0 * w1 * w2 * LOAD(PTR(grad), AT_SPATIAL(base, g.out_st, o0, o1, o2));
+      }
+    }
+  }
+  STORE(PTR(grad_input), in_at, acc);
+}
+#endif
+
+/* ---- reflection (mode 0) and replication (mode 1) padding ------------------------------- */
+
+inline long pad_src(long o, long before, long in, int mode) {
+  long j = o - before;
+  if (mode == 0) {
+    if (j < 0) j = -j;
+    if (j >= in) j = 2 * (in - 1) - j;
+    return j;
+  }
+  return j < 0 ? 0 : j >= in ? in - 1 : j;
+}
+
+__kernel void pad(BUF(input), BUF(output), sp_geom g, int mode, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long o[3];
+  long out_at = rs_offset(idx, g.out, g.out_st, g.c, o);
+  long base = rs_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
+  long i0 = pad_src(o[0], g.p[0], g.in[0], mode), i1 = pad_src(o[1], g.p[1], g.in[1], mode),
+       i2 = pad_src(o[2], g.p[2], g.in[2], mode);
+  STORE(PTR(output), out_at, LOAD(PTR(input), AT_SPATIAL(base, g.in_st, i0, i1, i2)));
+}
+
+/* Candidate t of one dim: the output straight above x, then every padding position. */
+inline long pad_candidate(long t, long x, long before, long in) {
+  if (t == 0) return x + before;
+  return t <= before ? t - 1 : before + in + (t - 1 - before);
+}
+
+#ifdef IS_FLOAT
+__kernel void pad_backward(BUF(grad), BUF(grad_input), sp_geom g, int mode, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long x[3], nc[3];
+  long in_at = rs_offset(idx, g.in, g.in_st, g.c, x);
+  long base = rs_plane(idx, g.in[0] * g.in[1] * g.in[2], g.c, g.out_st);
+  for (int d = 0; d < 3; d++) nc[d] = 1 + g.p[d] + g.pa[d];
+  CT acc = 0;
+  for (long t0 = 0; t0 < nc[0]; t0++) {
+    long o0 = pad_candidate(t0, x[0], g.p[0], g.in[0]);
+    if (pad_src(o0, g.p[0], g.in[0], mode) != x[0]) continue;
+    for (long t1 = 0; t1 < nc[1]; t1++) {
+      long o1 = pad_candidate(t1, x[1], g.p[1], g.in[1]);
+      if (pad_src(o1, g.p[1], g.in[1], mode) != x[1]) continue;
+      for (long t2 = 0; t2 < nc[2]; t2++) {
+        long o2 = pad_candidate(t2, x[2], g.p[2], g.in[2]);
+        if (pad_src(o2, g.p[2], g.in[2], mode) != x[2]) continue;
+        acc += LOAD(PTR(grad), AT_SPATIAL(base, g.out_st, o0, o1, o2));
+      }
+    }
+  }
+  STORE(PTR(grad_input), in_at, acc);
+}
+#endif

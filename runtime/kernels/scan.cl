@@ -1,0 +1,185 @@
+/*
+ * Scans along one dim (cumsum, cumprod, cummax, cummin, logcumsumexp) and sorting along one
+ * dim (bitonic, stable through index tie-breaking).
+ *
+ * A scan line of length n is cut into blocks of `block` elements. Three passes, all in a fixed
+ * order, so results never depend on the launch geometry:
+ *   scan_totals  one work-item per (line, block): the block's combined value;
+ *   scan_carry   one work-item per line: exclusive scan over its block totals, in place;
+ *   scan_apply   one work-item per (line, block): a sequential scan starting from the carry.
+ * Short lines (one block) run scan_apply alone. Totals are kept in the compute type (CT) and,
+ * for cummax / cummin, with the index of the chosen element.
+ */
+
+typedef struct scan_geom {
+  long nlines, n, block, nblocks;
+  long ndim; /* line dims (every dim except the scanned one), fastest first */
+  long sizes[AXON_MAX_DIMS];
+  long in_strides[AXON_MAX_DIMS];
+  long out_strides[AXON_MAX_DIMS];
+  long in_dstride, out_dstride;
+} scan_geom;
+
+enum { SCAN_SUM, SCAN_PROD, SCAN_MAX, SCAN_MIN, SCAN_LOGSUMEXP };
+
+inline void line_offsets(const scan_geom *g, long line, long *in_off, long *out_off) {
+  *in_off = *out_off = 0;
+  for (long d = 0; d < g->ndim; d++) {
+    long size = g->sizes[d];
+    long idx = line % size;
+    line /= size;
+    *in_off += idx * g->in_strides[d];
+    *out_off += idx * g->out_strides[d];
+  }
+}
+
+typedef struct scan_state {
+  CT v;
+  long i;
+} scan_state;
+
+inline scan_state scan_init(int op) {
+  scan_state s;
+  s.i = 0;
+  s.v = op == SCAN_PROD ? (CT)1 : (op == SCAN_MAX ? CT_MIN : (op == SCAN_MIN ? CT_MAX : (CT)0));
+#ifdef IS_FLOAT
+  if (op == SCAN_LOGSUMEXP) s.v = -INFINITY;
+#endif
+  return s;
+}
+
+/* Adds element x at position i (or a block total with its index) to the running state, as
+ * PyTorch's CPU loops do: ties and NaN move the index of cummax / cummin forward. */
+inline scan_state scan_step(int op, scan_state s, CT x, long i) {
+  switch (op) {
+    case SCAN_SUM: s.v = s.v + x; break;
+    case SCAN_PROD: s.v = s.v * x; break;
+    case SCAN_MAX:
+      if (IS_NAN(x) || (!IS_NAN(s.v) && x >= s.v)) { s.v = x; s.i = i; }
+      break;
+    case SCAN_MIN:
+      if (IS_NAN(x) || (!IS_NAN(s.v) && x <= s.v)) { s.v = x; s.i = i; }
+      break;
+#ifdef IS_FLOAT
+    case SCAN_LOGSUMEXP: {
+      CT lo = IS_NAN(x) || IS_NAN(s.v) ? x + s.v : min(s.v, x);
+      CT hi = IS_NAN(x) || IS_NAN(s.v) ? x + s.v : max(s.v, x);
+      s.v = (lo != hi || isfinite(lo)) ? hi + log1p(exp(lo - hi)) : s.v;
+      break;
+    }
+#endif
+    default: break;
+  }
+  return s;
+}
+
+/* Scratch: totals [nlines, nblocks] of CT, and their indices (long). */
+__kernel void scan_totals(BUF(in), BUF(tot), BUF(toti), scan_geom g, int op) {
+  long w = get_global_id(0);
+  if (w >= g.nlines * g.nblocks) return;
+  long line = w / g.nblocks, blk = w % g.nblocks, io, oo;
+  line_offsets(&g, line, &io, &oo);
+  scan_state s = scan_init(op);
+  long end = min((blk + 1) * g.block, g.n);
+  for (long j = blk * g.block; j < end; j++) s = scan_step(op, s, LOAD(PTR(in), io + j * g.in_dstride), j);
+  ((__global CT *)PTR(tot))[w] = s.v;
+  ((__global long *)PTR(toti))[w] = s.i;
+}
+
+__kernel void scan_carry(BUF(tot), BUF(toti), scan_geom g, int op) {
+  long line = get_global_id(0);
+  if (line >= g.nlines) return;
+  __global CT *t = (__global CT *)PTR(tot) + line * g.nblocks;
+  __global long *ti = (__global long *)PTR(toti) + line * g.nblocks;
+  scan_state s = scan_init(op);
+  for (long b = 0; b < g.nblocks; b++) {
+    CT v = t[b];
+    long vi = ti[b];
+    t[b] = s.v;
+    ti[b] = s.i;
+    /* A block's total is its own scan from the identity: combining it with the state is
+     * the same as scanning the block's elements from the state (ties and NaN included). */
+    s = scan_step(op, s, v, vi);
+  }
+}
+
+__kernel void scan_apply(BUF(in), BUF(out), BUF(outi), BUF(tot), BUF(toti), scan_geom g, int op,
+                         int has_carry, int has_index) {
+  long w = get_global_id(0);
+  if (w >= g.nlines * g.nblocks) return;
+  long line = w / g.nblocks, blk = w % g.nblocks, io, oo;
+  line_offsets(&g, line, &io, &oo);
+  scan_state s = scan_init(op);
+  if (has_carry) {
+    s.v = ((__global CT *)PTR(tot))[w];
+    s.i = ((__global long *)PTR(toti))[w];
+  }
+  long end = min((blk + 1) * g.block, g.n);
+  for (long j = blk * g.block; j < end; j++) {
+    s = scan_step(op, s, LOAD(PTR(in), io + j * g.in_dstride), j);
+    STORE(PTR(out), oo + j * g.out_dstride, s.v);
+    if (has_index) ST_I64(PTR(outi), oo + j * g.out_dstride, s.i);
+  }
+}
+
+/* ---- sorting -------------------------------------------------------------------------------- */
+
+/*
+ * Bitonic sort of keys [nlines, p] (p a power of two, this program's type) with their original
+ * positions (long). Positions >= n are padding and sort last. Ascending order puts NaN last,
+ * descending first (NaN counts as the largest value); equal keys keep their positions' order.
+ */
+inline int sort_before(CT a, long ia, CT b, long ib, long n, int descending) {
+  if (ib >= n) return ia < n || ia < ib;
+  if (ia >= n) return 0;
+  int an = IS_NAN(a), bn = IS_NAN(b);
+  if (an || bn) {
+    if (an && bn) return ia < ib;
+    return descending ? an : bn;
+  }
+  if (a != b) return descending ? a > b : a < b;
+  return ia < ib;
+}
+
+/* Copies line `line` of a strided input into the scratch, positions as the second key. */
+__kernel void sort_init(BUF(in), BUF(keys), BUF(pos), scan_geom g, long p) {
+  long w = get_global_id(0);
+  if (w >= g.nlines * p) return;
+  long line = w / p, j = w % p, io, oo;
+  line_offsets(&g, line, &io, &oo);
+  __global uchar *k = PTR(keys);
+  if (j < g.n) STORE(k, w, LOAD(PTR(in), io + j * g.in_dstride));
+  else STORE(k, w, (CT)0);
+  ((__global long *)PTR(pos))[w] = j;
+}
+
+__kernel void sort_step(BUF(keys), BUF(pos), long nlines, long n, long p, long j, long k,
+                        int descending) {
+  long w = get_global_id(0);
+  if (w >= nlines * p) return;
+  long i = w % p, l = i ^ j;
+  if (l <= i) return;
+  long base = w - i;
+  __global uchar *kk = PTR(keys);
+  __global long *pp = (__global long *)PTR(pos);
+  CT a = LOAD(kk, base + i), b = LOAD(kk, base + l);
+  long ia = pp[base + i], ib = pp[base + l];
+  int up = (i & k) == 0;
+  int swap = up ? sort_before(b, ib, a, ia, n, descending) : sort_before(a, ia, b, ib, n, descending);
+  if (swap) {
+    STORE(kk, base + i, b);
+    STORE(kk, base + l, a);
+    pp[base + i] = ib;
+    pp[base + l] = ia;
+  }
+}
+
+/* Writes the first n sorted entries of each line to strided values and indices outputs. */
+__kernel void sort_finish(BUF(keys), BUF(pos), BUF(out), BUF(outi), scan_geom g, long p) {
+  long w = get_global_id(0);
+  if (w >= g.nlines * g.n) return;
+  long line = w / g.n, j = w % g.n, io, oo;
+  line_offsets(&g, line, &io, &oo);
+  STORE(PTR(out), oo + j * g.out_dstride, LOAD(PTR(keys), line * p + j));
+  ST_I64(PTR(outi), oo + j * g.out_dstride, ((__global long *)PTR(pos))[line * p + j]);
+}

@@ -1,0 +1,67 @@
+/* Launches max, average, adaptive average and adaptive max pooling (kernels/pool.cl). */
+#include <stdio.h>
+
+#include "spatial.h"
+
+static const char *pool_name(axon_pool_kind kind) {
+  switch (kind) {
+    case AXON_POOL_MAX:
+      return "max_pool";
+    case AXON_POOL_AVG:
+      return "avg_pool";
+    case AXON_POOL_ADAPTIVE_AVG:
+      return "adaptive_avg_pool";
+    case AXON_POOL_ADAPTIVE_MAX:
+      return "adaptive_max_pool";
+  }
+  return NULL;
+}
+
+static axon_status_t pool_launch(axon_stream_t stream, axon_dtype dtype, axon_pool_kind kind,
+                                 const axon_spatial_desc *d, int backward) {
+  const char *base = pool_name(kind);
+  if (!base) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "pool: unknown kind %d", (int)kind);
+  if (!stream) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL stream", base);
+  int is_float = dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
+  int with_index = kind == AXON_POOL_MAX || kind == AXON_POOL_ADAPTIVE_MAX;
+  if (!with_index && !is_float && !(kind == AXON_POOL_AVG && dtype == AXON_I64))
+    return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE,
+                     "%s: %s is not supported (floating types%s only)", base,
+                     axon_dtype_name(dtype), kind == AXON_POOL_AVG ? " and int64" : "");
+  if (backward && !is_float)
+    return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s backward: %s is not supported", base,
+                     axon_dtype_name(dtype));
+  sp_geom g;
+  AXON_TRY(sp_geom_make(d, base, &g));
+  if (kind == AXON_POOL_ADAPTIVE_AVG || kind == AXON_POOL_ADAPTIVE_MAX)
+    for (int i = 0; i < 3; i++)
+      if (g.in[i] == 0 && g.out[i] != 0)
+        return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: empty input dim", base);
+  int64_t total = backward ? sp_in_numel(&g) : sp_out_numel(&g);
+  if (total == 0) return AXON_SUCCESS;
+  if (!d->input || !d->output || (with_index && !d->indices))
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL data", base);
+  axon_program_t program;
+  AXON_TRY(family_program(stream, "pool", dtype, &program));
+  char name[64];
+  snprintf(name, sizeof name, backward ? "%s_backward" : "%s", base);
+  axon_arg args[6];
+  int n = 0;
+  args[n++] = buffer_arg(backward ? d->output : d->input);
+  if (with_index && backward) args[n++] = buffer_arg(d->indices);
+  args[n++] = buffer_arg(backward ? d->input : d->output);
+  if (with_index && !backward) args[n++] = buffer_arg(d->indices);
+  args[n++] = bytes_arg(&g, sizeof g);
+  args[n++] = bytes_arg(&total, 8);
+  return sp_launch(stream, program, name, total, args, n);
+}
+
+axon_status_t axon_pool(axon_stream_t stream, axon_dtype dtype, axon_pool_kind kind,
+                        const axon_spatial_desc *d) {
+  return pool_launch(stream, dtype, kind, d, 0);
+}
+
+axon_status_t axon_pool_backward(axon_stream_t stream, axon_dtype dtype, axon_pool_kind kind,
+                                 const axon_spatial_desc *d) {
+  return pool_launch(stream, dtype, kind, d, 1);
+}
