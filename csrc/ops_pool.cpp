@@ -500,74 +500,44 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
          [](const Tensor& g, const Tensor& self, const Tensor& ind, Tensor& gi) -> Tensor& {
            return adaptive_max_pool_backward_out(g, self, ind, gi, 3);
          });
-  // nearest
-  m.impl("upsample_nearest1d.out",
-         [](const Tensor& self, at::IntArrayRef, OptD s, Tensor& out) -> Tensor& {
-           resample_fwd(self, {s}, false, AXON_RESAMPLE_NEAREST, out);
-           return out;
+  // nearest and nearest-exact: the same six registrations with another mode.
+#define AXON_NEAREST_FAMILY(prefix, mode)                                                          \
+  m.impl(prefix "1d.out",                                                                          \
+         [](const Tensor& self, at::IntArrayRef, OptD s, Tensor& out) -> Tensor& {                 \
+           resample_fwd(self, {s}, false, mode, out);                                              \
+           return out;                                                                             \
+         });                                                                                       \
+  m.impl(prefix "2d.out",                                                                          \
+         [](const Tensor& self, at::IntArrayRef, OptD sh, OptD sw, Tensor& out) -> Tensor& {       \
+           resample_fwd(self, {sh, sw}, false, mode, out);                                         \
+           return out;                                                                             \
+         });                                                                                       \
+  m.impl(                                                                                          \
+      prefix "3d.out",                                                                             \
+      [](const Tensor& self, at::IntArrayRef, OptD sd, OptD sh, OptD sw, Tensor& out) -> Tensor& { \
+        resample_fwd(self, {sd, sh, sw}, false, mode, out);                                        \
+        return out;                                                                                \
+      });                                                                                          \
+  m.impl(prefix "1d_backward.grad_input",                                                          \
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD s, Tensor& gi) -> Tensor& {    \
+           resample_bwd(g, {s}, false, mode, gi);                                                  \
+           return gi;                                                                              \
+         });                                                                                       \
+  m.impl(prefix "2d_backward.grad_input",                                                          \
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sh, OptD sw,                   \
+            Tensor& gi) -> Tensor& {                                                               \
+           resample_bwd(g, {sh, sw}, false, mode, gi);                                             \
+           return gi;                                                                              \
+         });                                                                                       \
+  m.impl(prefix "3d_backward.grad_input",                                                          \
+         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sd, OptD sh, OptD sw,          \
+            Tensor& gi) -> Tensor& {                                                               \
+           resample_bwd(g, {sd, sh, sw}, false, mode, gi);                                         \
+           return gi;                                                                              \
          });
-  m.impl("upsample_nearest2d.out",
-         [](const Tensor& self, at::IntArrayRef, OptD sh, OptD sw, Tensor& out) -> Tensor& {
-           resample_fwd(self, {sh, sw}, false, AXON_RESAMPLE_NEAREST, out);
-           return out;
-         });
-  m.impl(
-      "upsample_nearest3d.out",
-      [](const Tensor& self, at::IntArrayRef, OptD sd, OptD sh, OptD sw, Tensor& out) -> Tensor& {
-        resample_fwd(self, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST, out);
-        return out;
-      });
-  m.impl("upsample_nearest1d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD s, Tensor& gi) -> Tensor& {
-           resample_bwd(g, {s}, false, AXON_RESAMPLE_NEAREST, gi);
-           return gi;
-         });
-  m.impl("upsample_nearest2d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sh, OptD sw,
-            Tensor& gi) -> Tensor& {
-           resample_bwd(g, {sh, sw}, false, AXON_RESAMPLE_NEAREST, gi);
-           return gi;
-         });
-  m.impl("upsample_nearest3d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sd, OptD sh, OptD sw,
-            Tensor& gi) -> Tensor& {
-           resample_bwd(g, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST, gi);
-           return gi;
-         });
-  // nearest-exact
-  m.impl("_upsample_nearest_exact1d.out",
-         [](const Tensor& self, at::IntArrayRef, OptD s, Tensor& out) -> Tensor& {
-           resample_fwd(self, {s}, false, AXON_RESAMPLE_NEAREST_EXACT, out);
-           return out;
-         });
-  m.impl("_upsample_nearest_exact2d.out",
-         [](const Tensor& self, at::IntArrayRef, OptD sh, OptD sw, Tensor& out) -> Tensor& {
-           resample_fwd(self, {sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, out);
-           return out;
-         });
-  m.impl(
-      "_upsample_nearest_exact3d.out",
-      [](const Tensor& self, at::IntArrayRef, OptD sd, OptD sh, OptD sw, Tensor& out) -> Tensor& {
-        resample_fwd(self, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, out);
-        return out;
-      });
-  m.impl("_upsample_nearest_exact1d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD s, Tensor& gi) -> Tensor& {
-           resample_bwd(g, {s}, false, AXON_RESAMPLE_NEAREST_EXACT, gi);
-           return gi;
-         });
-  m.impl("_upsample_nearest_exact2d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sh, OptD sw,
-            Tensor& gi) -> Tensor& {
-           resample_bwd(g, {sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, gi);
-           return gi;
-         });
-  m.impl("_upsample_nearest_exact3d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sd, OptD sh, OptD sw,
-            Tensor& gi) -> Tensor& {
-           resample_bwd(g, {sd, sh, sw}, false, AXON_RESAMPLE_NEAREST_EXACT, gi);
-           return gi;
-         });
+  AXON_NEAREST_FAMILY("upsample_nearest", AXON_RESAMPLE_NEAREST)
+  AXON_NEAREST_FAMILY("_upsample_nearest_exact", AXON_RESAMPLE_NEAREST_EXACT)
+#undef AXON_NEAREST_FAMILY
   // linear
   m.impl("upsample_linear1d.out",
          [](const Tensor& self, at::IntArrayRef, bool ac, OptD s, Tensor& out) -> Tensor& {
