@@ -29,14 +29,6 @@ static int is_int_dtype(axon_dtype t) {
   return t != AXON_F32 && t != AXON_F64 && t != AXON_F16 && t != AXON_BF16;
 }
 
-static axon_status_t launch_1d(axon_stream_t stream, axon_program_t program, const char *kernel,
-                               int64_t n, const axon_arg *args, int nargs) {
-  if (n <= 0) return AXON_SUCCESS;
-  size_t local = group_size(stream);
-  size_t global = axon_round_up((size_t)n, local);
-  return axon_launch(program, kernel, stream, 1, &global, &local, args, nargs);
-}
-
 static axon_status_t make_dim_geom(const axon_dim_desc *d, dim_geom *g) {
   if (!d || d->ndim < 0 || d->ndim > AXON_MAX_DIMS)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "gather/scatter: bad descriptor");

@@ -80,4 +80,14 @@ static inline size_t group_size(axon_stream_t stream) {
   return info.max_work_group_size < AXON_GROUP ? info.max_work_group_size : AXON_GROUP;
 }
 
+/* One work-item per element of an n-element range, in fixed-size groups. */
+static inline axon_status_t launch_1d(axon_stream_t stream, axon_program_t program,
+                                      const char *kernel, int64_t n, const axon_arg *args,
+                                      int nargs) {
+  if (n <= 0) return AXON_SUCCESS;
+  size_t local = group_size(stream);
+  size_t global = axon_round_up((size_t)n, local);
+  return axon_launch(program, kernel, stream, 1, &global, &local, args, nargs);
+}
+
 #endif

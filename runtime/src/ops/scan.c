@@ -45,14 +45,6 @@ static axon_status_t make_scan_geom(const axon_scan_desc *d, scan_geom *g) {
   return AXON_SUCCESS;
 }
 
-static axon_status_t launch_1d(axon_stream_t stream, axon_program_t program, const char *kernel,
-                               int64_t n, const axon_arg *args, int nargs) {
-  if (n <= 0) return AXON_SUCCESS;
-  size_t local = group_size(stream);
-  size_t global = axon_round_up((size_t)n, local);
-  return axon_launch(program, kernel, stream, 1, &global, &local, args, nargs);
-}
-
 axon_status_t axon_scan(axon_stream_t stream, axon_dtype dtype, axon_scan_op op,
                         const axon_scan_desc *d) {
   scan_geom g;
