@@ -60,6 +60,26 @@ axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter);
 axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
                                      std::initializer_list<at::Tensor> inputs);
 
+// Elementwise registrations (ops_elementwise.cpp). The compute dtype follows ATen's type
+// promotion; IntToFloat makes integer inputs compute in the default float type.
+enum class Promote { Same, IntToFloat };
+// The op's natural output: the compute dtype, or bool for predicates.
+enum class Output { Compute, Bool };
+at::ScalarType compute_type(std::initializer_list<at::Tensor> inputs,
+                            std::initializer_list<at::Scalar> scalars, Promote promote);
+// Runs elementwise kernel `op` ("add", or "<family>/<name>" for another elementwise-shaped
+// family such as "special/i0") over out = op(inputs..., scalars...): broadcasting, strides
+// and CPU scalars through TensorIterator; extra scalars follow the tensors as scalar inputs;
+// an output of another dtype than the natural one gets a converted copy.
+at::Tensor& run_elementwise(const char* op, at::Tensor& out,
+                            std::initializer_list<at::Tensor> inputs, at::ScalarType compute,
+                            Output kind = Output::Compute, double alpha = 0, double beta = 0,
+                            std::initializer_list<at::Scalar> scalars = {});
+at::Tensor& unary(const char* op, const at::Tensor& self, at::Tensor& out, Promote promote,
+                  double alpha = 0, double beta = 0);
+at::Tensor& binary(const char* op, const at::Tensor& a, const at::Tensor& b, at::Tensor& out,
+                   Promote promote = Promote::Same, double alpha = 0, double beta = 0);
+
 // Per-op counts of the CPU fallback since the last reset (ops_basic.cpp).
 std::map<std::string, int64_t> fallback_ops(bool reset);
 

@@ -16,13 +16,8 @@
 #include "axon_glue.h"
 
 namespace axon {
-namespace {
-
 using at::Scalar;
 using at::Tensor;
-
-enum class Promote { Same, IntToFloat };
-enum class Output { Compute, Bool };
 
 at::ScalarType compute_type(std::initializer_list<Tensor> inputs,
                             std::initializer_list<Scalar> scalars, Promote promote) {
@@ -35,6 +30,8 @@ at::ScalarType compute_type(std::initializer_list<Tensor> inputs,
     type = at::typeMetaToScalarType(at::get_default_dtype());
   return type;
 }
+
+namespace {
 
 // Inputs go to the kernel in the compute dtype; CPU scalars stay where they are (their
 // values become kernel arguments).
@@ -92,11 +89,11 @@ bool keeps_float_scalars(const char* op) {
   return false;
 }
 
-// Runs kernel `op` over out = op(inputs..., scalars...). Extra scalars follow the tensors as
-// scalar inputs. An output of another dtype than the op's natural one gets a converted copy.
-Tensor& run(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
-            at::ScalarType compute, Output kind = Output::Compute, double alpha = 0,
-            double beta = 0, std::initializer_list<Scalar> scalars = {}) {
+}  // namespace
+
+Tensor& run_elementwise(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
+                        at::ScalarType compute, Output kind, double alpha, double beta,
+                        std::initializer_list<Scalar> scalars) {
   c10::DeviceGuard guard(out.device());
   check_dtype_supported(compute, out.device().index());
   at::ScalarType natural = kind == Output::Bool ? at::kBool : compute;
@@ -132,22 +129,25 @@ Tensor& run(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
   return out;
 }
 
-Tensor& unary(const char* op, const Tensor& self, Tensor& out, Promote promote, double alpha = 0,
-              double beta = 0) {
-  return run(op, out, {self}, compute_type({self}, {}, promote), Output::Compute, alpha, beta);
+Tensor& unary(const char* op, const Tensor& self, Tensor& out, Promote promote, double alpha,
+              double beta) {
+  return run_elementwise(op, out, {self}, compute_type({self}, {}, promote), Output::Compute, alpha, beta);
 }
 
-Tensor& binary(const char* op, const Tensor& a, const Tensor& b, Tensor& out,
-               Promote promote = Promote::Same, double alpha = 0, double beta = 0) {
-  return run(op, out, {a, b}, compute_type({a, b}, {}, promote), Output::Compute, alpha, beta);
+Tensor& binary(const char* op, const Tensor& a, const Tensor& b, Tensor& out, Promote promote,
+               double alpha, double beta) {
+  return run_elementwise(op, out, {a, b}, compute_type({a, b}, {}, promote), Output::Compute,
+                         alpha, beta);
 }
+
+namespace {
 
 Tensor& compare(const char* op, const Tensor& a, const Tensor& b, Tensor& out) {
-  return run(op, out, {a, b}, compute_type({a, b}, {}, Promote::Same), Output::Bool);
+  return run_elementwise(op, out, {a, b}, compute_type({a, b}, {}, Promote::Same), Output::Bool);
 }
 
 Tensor& compare_scalar(const char* op, const Tensor& a, const Scalar& b, Tensor& out) {
-  return run(op, out, {a}, compute_type({a}, {b}, Promote::Same), Output::Bool, 0, 0, {b});
+  return run_elementwise(op, out, {a}, compute_type({a}, {b}, Promote::Same), Output::Bool, 0, 0, {b});
 }
 
 // Functional and in-place forms for the few non-structured ops.
@@ -247,11 +247,11 @@ Tensor& clamp_out(const Tensor& self, const std::optional<Scalar>& lo,
               "torch.clamp: At least one of 'min' or 'max' must not be None");
   if (lo && hi) {
     at::ScalarType t = compute_type({self}, {*lo, *hi}, Promote::Same);
-    return run("clamp", out, {self}, t, Output::Compute, 0, 0, {*lo, *hi});
+    return run_elementwise("clamp", out, {self}, t, Output::Compute, 0, 0, {*lo, *hi});
   }
   const Scalar& bound = lo ? *lo : *hi;
   at::ScalarType t = compute_type({self}, {bound}, Promote::Same);
-  return run(lo ? "clamp_min" : "clamp_max", out, {self}, t, Output::Compute, 0, 0, {bound});
+  return run_elementwise(lo ? "clamp_min" : "clamp_max", out, {self}, t, Output::Compute, 0, 0, {bound});
 }
 
 Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
@@ -259,14 +259,14 @@ Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
   bool has_lo = lo.has_value() && lo->defined(), has_hi = hi.has_value() && hi->defined();
   TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
   if (has_lo && has_hi)
-    return run("clamp", out, {self, *lo, *hi}, compute_type({self, *lo, *hi}, {}, Promote::Same));
+    return run_elementwise("clamp", out, {self, *lo, *hi}, compute_type({self, *lo, *hi}, {}, Promote::Same));
   const Tensor& bound = has_lo ? *lo : *hi;
   return binary(has_lo ? "clamp_min" : "clamp_max", self, bound, out);
 }
 
 Tensor& pow_tensor_scalar_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
   at::ScalarType t = compute_type({self}, {exponent}, Promote::Same);
-  return run("pow", out, {self}, t, Output::Compute, 0, 0, {exponent});
+  return run_elementwise("pow", out, {self}, t, Output::Compute, 0, 0, {exponent});
 }
 
 Tensor& pow_scalar_out(const Scalar& base, const Tensor& exponent, Tensor& out) {
@@ -291,7 +291,7 @@ Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
 
 Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& weight, Tensor& out) {
   at::ScalarType t = compute_type({self, end}, {}, Promote::Same);
-  return run("lerp", out, {self, end}, t, Output::Compute, 0, 0, {weight});
+  return run_elementwise("lerp", out, {self, end}, t, Output::Compute, 0, 0, {weight});
 }
 
 }  // namespace
@@ -329,19 +329,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addcmul.out",
          [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
             Tensor& out) -> Tensor& {
-           return run("addcmul", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::Same),
+           return run_elementwise("addcmul", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::Same),
                       Output::Compute, v.toDouble());
          });
   m.impl("addcdiv.out",
          [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
             Tensor& out) -> Tensor& {
-           return run("addcdiv", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::IntToFloat),
+           return run_elementwise("addcdiv", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::IntToFloat),
                       Output::Compute, v.toDouble());
          });
   m.impl("lerp.Scalar_out", lerp_scalar_out);
   m.impl("lerp.Tensor_out",
          [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
-           return run("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
+           return run_elementwise("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
          });
   OUT2("pow.Tensor_Tensor_out", "pow", Same);
   m.impl("pow.Tensor_Scalar_out", pow_tensor_scalar_out);
@@ -381,7 +381,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   OUT1("erf.out", "erf", IntToFloat);
   OUT1("bitwise_not.out", "bitwise_not", Same);
   m.impl("logical_not.out", [](const Tensor& self, Tensor& out) -> Tensor& {
-    return run("logical_not", out, {self}, self.scalar_type(), Output::Bool);
+    return run_elementwise("logical_not", out, {self}, self.scalar_type(), Output::Bool);
   });
 
   // Activations and their backward ops.
@@ -462,7 +462,7 @@ namespace {
 
 // Predicates that are false for every integer (isnan, isposinf ...) run the input's dtype.
 Tensor& predicate(const char* op, const Tensor& self, Tensor& out) {
-  return run(op, out, {self}, self.scalar_type(), Output::Bool);
+  return run_elementwise(op, out, {self}, self.scalar_type(), Output::Bool);
 }
 
 Tensor& ax_round_decimals_out(const Tensor& self, int64_t decimals, Tensor& out) {
@@ -486,14 +486,14 @@ Tensor& ax_nan_to_num_out(const Tensor& self, std::optional<double> nan,
     hi = double(std::numeric_limits<scalar_t>::max());
     lo = double(std::numeric_limits<scalar_t>::lowest());
   });
-  return run("nan_to_num", out, {self}, t, Output::Compute, posinf.value_or(hi),
+  return run_elementwise("nan_to_num", out, {self}, t, Output::Compute, posinf.value_or(hi),
              neginf.value_or(lo), {Scalar(nan.value_or(0.0))});
 }
 
 Tensor& ax_elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
                    const Scalar& input_scale, Tensor& out) {
   at::ScalarType t = compute_type({self}, {}, Promote::Same);
-  return run("elu", out, {self}, t, Output::Compute, alpha.toDouble(), scale.toDouble(),
+  return run_elementwise("elu", out, {self}, t, Output::Compute, alpha.toDouble(), scale.toDouble(),
              {input_scale});
 }
 
@@ -505,7 +505,7 @@ Tensor& ax_elu_backward_out(const Tensor& grad, const Scalar& alpha, const Scala
               "with a negative slope which is not supported. This is caused by calling in-place "
               "forward function with a negative slope, please call out-of-place version instead.");
   at::ScalarType t = compute_type({grad, self_or_result}, {}, Promote::Same);
-  return run(is_result ? "elu_backward_result" : "elu_backward", out, {grad, self_or_result}, t,
+  return run_elementwise(is_result ? "elu_backward_result" : "elu_backward", out, {grad, self_or_result}, t,
              Output::Compute, alpha.toDouble(), scale.toDouble(), {input_scale});
 }
 

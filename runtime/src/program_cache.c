@@ -240,33 +240,43 @@ static char *read_file(const char *path) {
   return s;
 }
 
-/* The source of a kernel family: from AXON_KERNEL_DIR if set, else the embedded copy. The
- * shared definitions (common.cl) are prepended. Caller frees. */
-static char *family_source(const char *family) {
+/* One embedded (or AXON_KERNEL_DIR) .cl file by name, or NULL. Caller frees. */
+static char *kernel_file(const char *name) {
   const char *dir = getenv("AXON_KERNEL_DIR");
-  const char *names[2] = {"common", family};
-  char *parts[2] = {NULL, NULL};
-  size_t total = 1;
-  for (int i = 0; i < 2; i++) {
-    if (dir && *dir) {
-      char path[1024];
-      snprintf(path, sizeof path, "%s/%s.cl", dir, names[i]);
-      parts[i] = read_file(path);
-    } else {
-      for (const axon_embedded_source *e = axon_embedded_sources; e->name; e++)
-        if (!strcmp(e->name, names[i])) parts[i] = strdup(e->text);
-    }
-    if (!parts[i]) {
-      free(parts[0]);
+  if (dir && *dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.cl", dir, name);
+    return read_file(path);
+  }
+  for (const axon_embedded_source *e = axon_embedded_sources; e->name; e++)
+    if (!strcmp(e->name, name)) return strdup(e->text);
+  return NULL;
+}
+
+/* The source of a kernel family: the shared definitions (common.cl), then each '+'-separated
+ * part of the name in order ("ew_common+special" shares the elementwise macros without
+ * building the elementwise kernels). Caller frees; NULL when a part is unknown. */
+static char *family_source(const char *family) {
+  char *source = kernel_file("common");
+  const char *part = family;
+  while (source && *part) {
+    size_t len = strcspn(part, "+");
+    char name[128];
+    if (len == 0 || len >= sizeof name) {
+      free(source);
       return NULL;
     }
-    total += strlen(parts[i]) + 1;
+    memcpy(name, part, len);
+    name[len] = '\0';
+    char *text = kernel_file(name);
+    char *joined = text ? malloc(strlen(source) + strlen(text) + 2) : NULL;
+    if (joined) sprintf(joined, "%s\n%s", source, text);
+    free(text);
+    free(source);
+    source = joined;
+    part += len + (part[len] == '+');
   }
-  char *s = malloc(total);
-  if (s) snprintf(s, total, "%s\n%s", parts[0], parts[1]);
-  free(parts[0]);
-  free(parts[1]);
-  return s;
+  return source;
 }
 
 static axon_status_t get_program(axon_device *d, const char *source, const char *options,

@@ -114,7 +114,7 @@ static void remove_tree(const char *dir) {
 }
 
 static void test_families(void) {
-  static const char *families[] = {"elementwise", "reduce", "gemm", "nn", "random"};
+  static const char *families[] = {"ew_common+elementwise", "reduce", "gemm", "nn", "random"};
   for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
     for (int dt = 0; dt < AXON_DTYPE_COUNT; dt++) {
       if (!axon_device_supports_dtype(DEV, (axon_dtype)dt)) {

@@ -236,7 +236,9 @@ typedef struct axon_ew_desc {
 } axon_ew_desc;
 
 /*
- * Elementwise op `op` (a kernel name of kernels/elementwise.cl, e.g. "add", "lt", "gelu_tanh")
+ * Elementwise op `op` (a kernel name of kernels/elementwise.cl, e.g. "add", "lt", "gelu_tanh",
+ * or "<family>/<name>" for kernel ew_<name> of another elementwise-shaped family, e.g.
+ * "special/i0" in kernels/special.cl)
  * computing in dtype `dtype` (all inputs have it) and writing `out_dtype` (the op's natural
  * output type: dtype, or bool for predicates). alpha / beta are the op's scalar parameters.
  */

@@ -1,5 +1,6 @@
 /* Launches the elementwise family (kernels/elementwise.cl). */
 #include <stdio.h>
+#include <string.h>
 
 #include "launch_common.h"
 
@@ -20,14 +21,14 @@ static axon_status_t make_geom(const axon_ew_desc *d, ew_geom *g) {
   return AXON_SUCCESS;
 }
 
-static axon_status_t run(axon_stream_t stream, const char *kernel, axon_dtype dtype,
-                         const axon_ew_desc *d, double alpha, double beta) {
+static axon_status_t run(axon_stream_t stream, const char *family, const char *kernel,
+                         axon_dtype dtype, const axon_ew_desc *d, double alpha, double beta) {
   ew_geom g;
   AXON_TRY(make_geom(d, &g));
   if (g.numel == 0) return AXON_SUCCESS;
   if (!d->data[0]) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: no output");
   axon_program_t program;
-  AXON_TRY(family_program(stream, "elementwise", dtype, &program));
+  AXON_TRY(family_program(stream, family, dtype, &program));
   int integral = dtype != AXON_F32 && dtype != AXON_F64 && dtype != AXON_F16 && dtype != AXON_BF16;
   compute_scalar s[3], a = make_scalar(dtype, alpha, 0, 0), b = make_scalar(dtype, beta, 0, 0);
   axon_arg args[4 + 1 + 5];
@@ -53,9 +54,12 @@ axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype 
                                double beta) {
   (void)out_dtype; /* each kernel writes its op's natural output type */
   if (!stream || !op) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: NULL argument");
-  char kernel[64];
-  snprintf(kernel, sizeof kernel, "ew_%s", op);
-  axon_status_t st = run(stream, kernel, dtype, desc, alpha, beta);
+  /* "special/i0" is kernel ew_i0 of kernels/special.cl; a bare name is in elementwise.cl. */
+  char family[64] = "ew_common+elementwise", kernel[64];
+  const char *slash = strchr(op, '/');
+  if (slash) snprintf(family, sizeof family, "ew_common+%.*s", (int)(slash - op), op);
+  snprintf(kernel, sizeof kernel, "ew_%s", slash ? slash + 1 : op);
+  axon_status_t st = run(stream, family, kernel, dtype, desc, alpha, beta);
   if (st == CL_INVALID_KERNEL_NAME)
     return axon_fail(AXON_ERROR_UNSUPPORTED, "elementwise op \"%s\" has no %s kernel", op,
                      axon_dtype_name(dtype));
@@ -75,5 +79,5 @@ axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_d
   if (!axon_device_supports_dtype(axon_stream_device(stream), out_dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
                      axon_dtype_name(out_dtype), axon_stream_device(stream));
-  return run(stream, cast_names[out_dtype], dtype, desc, 0.0, 0.0);
+  return run(stream, "ew_common+elementwise", cast_names[out_dtype], dtype, desc, 0.0, 0.0);
 }
