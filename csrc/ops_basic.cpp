@@ -357,7 +357,24 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   at::native::cpu_fallback(op, stack);
 }
 
+// tensor.record_stream(s): the allocator keeps the tensor's block out of reuse until the work
+// queued on `s` so far has finished, as CUDA's caching allocator does.
+void record_stream(at::Tensor& self, at::Stream stream) {
+  TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
+              "record_stream: expected an axon stream, got one on ", stream.device());
+  TORCH_CHECK(stream.device() == self.device(), "record_stream: the stream is on ",
+              stream.device(), " but the tensor is on ", self.device());
+  void* base = self.storage().mutable_data();
+  if (base) AXON_CHECK(axon_record_stream(base, runtime_stream(stream)));
+}
+
 }  // namespace
+
+// The counted fallback for glue that declines an op at run time (ops_linalg.cpp on devices
+// that run no host tasks); declared where it is used, to keep axon_glue.h unchanged.
+void counted_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  cpu_fallback(op, stack);
+}
 
 std::map<std::string, int64_t> fallback_ops(bool reset) {
   std::lock_guard<std::mutex> guard(fallback_mutex);
@@ -384,6 +401,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);
+  m.impl("record_stream", record_stream);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
