@@ -9,7 +9,7 @@ import os
 import subprocess
 
 from setuptools import setup
-from torch.utils.cpp_extension import BuildExtension, CppExtension
+from torch.utils.cpp_extension import BuildExtension, CppExtension, include_paths
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 
@@ -29,7 +29,9 @@ setup(
         CppExtension(
             "torch_axon._C",
             sorted(glob.glob("csrc/*.cpp")),
-            include_dirs=[os.path.join(ROOT, "runtime", "include")],
+            # kineto/: the profiler plugin's headers (csrc/profiler.cpp) include each other by bare name.
+            include_dirs=[os.path.join(ROOT, "runtime", "include")]
+            + [os.path.join(p, "kineto") for p in include_paths() if os.path.isdir(os.path.join(p, "kineto"))],
             extra_objects=[os.path.join(ROOT, "runtime", "build", "libaxon.a")],
             libraries=["OpenCL", "clblast", "openblas"],
             extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],

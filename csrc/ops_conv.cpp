@@ -1,6 +1,7 @@
 // Convolution 1-d to 3-d (stride, padding, dilation, groups, transposed): an im2col kernel,
 // the native batched gemm (at::bmm) over groups, and col2im (a gather kernel) for the adjoint.
 // Layout decisions only; the arithmetic runs in the runtime.
+#include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "axon_glue.h"
@@ -85,8 +86,13 @@ Tensor conv_apply(const Tensor& image, const Tensor& weight, const ConvGeom& g, 
   return from_group_major(y, groups, g.n, g.out);
 }
 
-// The adjoint: image-space [n, c, in...] from out-space grad [n, o, out...].
+// The adjoint: image-space [n, c, in...] from out-space grad [n, o, out...]. For float16 /
+// bfloat16 the columns stay in float, so col2im sums unrounded products and the result is
+// rounded once, as on the CPU.
 Tensor conv_adjoint(const Tensor& grad, const Tensor& weight, const ConvGeom& g, int64_t groups) {
+  at::ScalarType st = grad.scalar_type();
+  if (st == at::kHalf || st == at::kBFloat16)
+    return conv_adjoint(grad.to(at::kFloat), weight.to(at::kFloat), g, groups).to(st);
   int64_t o = weight.size(0), ckg = g.c / groups * g.K();
   Tensor gy = to_group_major(grad, groups, g.n, g.L());
   Tensor col = at::bmm(weight.reshape({groups, o / groups, ckg}).transpose(1, 2), gy);
@@ -118,7 +124,7 @@ struct ConvArgs {
 
 ConvArgs conv_args(const Tensor& input, const Tensor& weight, at::IntArrayRef stride,
                    at::IntArrayRef padding, at::IntArrayRef dilation,
-                   at::IntArrayRef output_padding, int64_t groups) {
+                   at::IntArrayRef output_padding, int64_t groups, bool transposed) {
   int nd = int(input.dim()) - 2;
   TORCH_CHECK_NOT_IMPLEMENTED(nd >= 1 && nd <= 3,
                               "axon: convolution supports 1 to 3 spatial dims, got input of ",
@@ -126,8 +132,13 @@ ConvArgs conv_args(const Tensor& input, const Tensor& weight, at::IntArrayRef st
   TORCH_CHECK(weight.dim() == input.dim(), "convolution: expected weight of ", input.dim(),
               " dims, got ", weight.dim());
   TORCH_CHECK(groups >= 1, "convolution: non-positive groups is not supported");
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(input.scalar_type()),
-                              "axon: convolution is not implemented for ", input.scalar_type());
+  // Integer convolution works as on the CPU (its slow_conv kernels): any integer dtype but bool
+  // for a plain convolution, only int64 for a transposed one; the same error otherwise.
+  at::ScalarType st = input.scalar_type();
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      at::isFloatingType(st) || (at::isIntegralType(st, false) && (!transposed || st == at::kLong)),
+      "\"", transposed ? "slow_conv_transpose" : "slow_conv", nd, "d\" not implemented for '",
+      c10::toString(st), "'");
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
               ") and weight type (", weight.scalar_type(), ") should be the same");
   ConvArgs a{nd,
@@ -214,7 +225,18 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
                    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                    bool transposed, at::IntArrayRef output_padding, int64_t groups) {
   c10::DeviceGuard guard(input.device());
-  ConvArgs a = conv_args(input, weight, stride, padding, dilation, output_padding, groups);
+  ConvArgs a =
+      conv_args(input, weight, stride, padding, dilation, output_padding, groups, transposed);
+  at::ScalarType st = input.scalar_type();
+  if (st == at::kHalf || st == at::kBFloat16) {
+    // float16 / bfloat16: computed in float with the bias and rounded once, as on the CPU (a
+    // rounded sum plus a rounded bias loses bits where they cancel).
+    std::optional<Tensor> b = bias;
+    if (b.has_value() && b->defined()) b = b->to(at::kFloat);
+    return axon::convolution(input.to(at::kFloat), weight.to(at::kFloat), b, stride, padding,
+                             dilation, transposed, output_padding, groups)
+        .to(st);
+  }
   Tensor out;
   if (!transposed) {
     ConvGeom g = plain_geom(input, weight, a);
@@ -236,7 +258,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
     at::IntArrayRef output_padding, int64_t groups, std::array<bool, 3> output_mask) {
   c10::DeviceGuard guard(input.device());
-  ConvArgs a = conv_args(input, weight, stride, padding, dilation, output_padding, groups);
+  ConvArgs a =
+      conv_args(input, weight, stride, padding, dilation, output_padding, groups, transposed);
   Tensor grad_input, grad_weight, grad_bias;
   if (!transposed) {
     ConvGeom g = plain_geom(input, weight, a);
@@ -257,11 +280,134 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
   return {grad_input, grad_weight, grad_bias};
 }
 
+// ---- aten::im2col / aten::col2im (nn.functional.unfold / fold) -------------------------------
+// [N, C, H, W] <-> [N, C * K, L]. Batch and channels merge into one channel dim of a single
+// image, so the runtime's col layout [c * K, n * L] with n = 1 is exactly [N, C * K, L].
+
+struct UnfoldArgs {
+  std::vector<int64_t> kernel, dilation, pad, stride;
+};
+
+UnfoldArgs unfold_args(at::IntArrayRef k, at::IntArrayRef d, at::IntArrayRef p, at::IntArrayRef s) {
+  TORCH_CHECK(k.size() == 2, "It is expected kernel_size equals to 2, but got size ", k.size());
+  TORCH_CHECK(d.size() == 2, "It is expected dilation equals to 2, but got size ", d.size());
+  TORCH_CHECK(p.size() == 2, "It is expected padding equals to 2, but got size ", p.size());
+  TORCH_CHECK(s.size() == 2, "It is expected stride equals to 2, but got size ", s.size());
+  TORCH_CHECK(k[0] > 0 && k[1] > 0,
+              "kernel size should be greater than zero, but got kernel_height: ", k[0],
+              " kernel_width: ", k[1]);
+  TORCH_CHECK(d[0] > 0 && d[1] > 0,
+              "dilation should be greater than zero, but got dilation_height: ", d[0],
+              " dilation_width: ", d[1]);
+  TORCH_CHECK(p[0] >= 0 && p[1] >= 0, "padding should be non-negative, but got pad_height: ", p[0],
+              " pad_width: ", p[1]);
+  TORCH_CHECK(s[0] > 0 && s[1] > 0,
+              "stride should be greater than zero, but got stride_height: ", s[0],
+              " stride_width: ", s[1]);
+  return {k.vec(), d.vec(), p.vec(), s.vec()};
+}
+
+ConvGeom unfold_geom(const UnfoldArgs& a, int64_t planes, at::IntArrayRef image) {
+  ConvGeom g;
+  g.nd = 2;
+  g.n = 1;
+  g.c = planes;
+  g.in = image.vec();
+  g.kernel = a.kernel;
+  g.stride = a.stride;
+  g.pad = a.pad;
+  g.dilation = a.dilation;
+  for (int i = 0; i < 2; i++)
+    g.out.push_back(
+        (image[i] + 2 * a.pad[i] - a.dilation[i] * (a.kernel[i] - 1) - 1) / a.stride[i] + 1);
+  return g;
+}
+
+Tensor& im2col_out(const Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef dilation,
+                   at::IntArrayRef padding, at::IntArrayRef stride, Tensor& out) {
+  c10::DeviceGuard guard(self.device());
+  UnfoldArgs a = unfold_args(kernel_size, dilation, padding, stride);
+  TORCH_CHECK((self.dim() == 3 && self.size(0) != 0 && self.size(1) != 0 && self.size(2) != 0) ||
+                  (self.dim() == 4 && self.size(1) != 0 && self.size(2) != 0 && self.size(3) != 0),
+              "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+              "dimensions for input, but got: ",
+              self.sizes());
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  Tensor x = self.dim() == 3 ? self.unsqueeze(0) : self;
+  int64_t n = x.size(0), c = x.size(1), K = a.kernel[0] * a.kernel[1];
+  ConvGeom g = unfold_geom(a, n * c, x.sizes().slice(2));
+  TORCH_CHECK(g.out[0] >= 1 && g.out[1] >= 1, "Given input with spatial size (", x.size(2), ", ",
+              x.size(3), "), kernel_size=(", a.kernel[0], ", ", a.kernel[1], "), dilation=(",
+              a.dilation[0], ", ", a.dilation[1], "), padding=(", a.pad[0], ", ", a.pad[1],
+              "), calculated shape of the array of sliding blocks as (", g.out[0], ", ", g.out[1],
+              "), but its components must be at least one.");
+  std::vector<int64_t> shape{n, c * K, g.L()};
+  if (self.dim() == 3) shape.erase(shape.begin());
+  at::native::resize_output(out, shape);
+  if (out.numel() == 0) return out;
+  Tensor col = im2col(x.contiguous().view({1, n * c, x.size(2), x.size(3)}), g);
+  out.copy_(col.view(shape));
+  return out;
+}
+
+Tensor im2col_fn(const Tensor& self, at::IntArrayRef kernel_size, at::IntArrayRef dilation,
+                 at::IntArrayRef padding, at::IntArrayRef stride) {
+  Tensor out = at::empty({0}, self.options());
+  return im2col_out(self, kernel_size, dilation, padding, stride, out);
+}
+
+Tensor& col2im_out(const Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel_size,
+                   at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride,
+                   Tensor& out) {
+  c10::DeviceGuard guard(self.device());
+  TORCH_CHECK(output_size.size() == 2, "It is expected output_size equals to 2, but got size ",
+              output_size.size());
+  UnfoldArgs a = unfold_args(kernel_size, dilation, padding, stride);
+  TORCH_CHECK((self.dim() == 2 && self.size(0) != 0 && self.size(1) != 0) ||
+                  (self.dim() == 3 && self.size(1) != 0 && self.size(2) != 0),
+              "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+              "non-zero dimensions for input, but got: ",
+              self.sizes());
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  Tensor x = self.dim() == 2 ? self.unsqueeze(0) : self;
+  int64_t K = a.kernel[0] * a.kernel[1];
+  TORCH_CHECK(x.size(1) % K == 0,
+              "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+              "but got input.size(1)=",
+              x.size(1), " and kernel_size=(", a.kernel[0], ", ", a.kernel[1], ")");
+  int64_t n = x.size(0), c = x.size(1) / K;
+  ConvGeom g = unfold_geom(a, n * c, output_size);
+  TORCH_CHECK(g.out[0] >= 1 && g.out[1] >= 1 && g.L() == x.size(2), "Given output_size=(",
+              output_size[0], ", ", output_size[1], "), kernel_size=(", a.kernel[0], ", ",
+              a.kernel[1], "), dilation=(", a.dilation[0], ", ", a.dilation[1], "), padding=(",
+              a.pad[0], ", ", a.pad[1], "), stride=(", a.stride[0], ", ", a.stride[1],
+              "), expected size of input's dimension 2 to match the calculated number "
+              "of sliding blocks ",
+              g.out[0], " * ", g.out[1], " = ", g.L(), ", but got input.size(2)=", x.size(2), ".");
+  std::vector<int64_t> shape{n, c, output_size[0], output_size[1]};
+  if (self.dim() == 2) shape.erase(shape.begin());
+  at::native::resize_output(out, shape);
+  if (out.numel() == 0) return out;
+  Tensor image = col2im(x.contiguous().view({n * c * K, g.L()}), g);
+  out.copy_(image.view(shape));
+  return out;
+}
+
+Tensor col2im_fn(const Tensor& self, at::IntArrayRef output_size, at::IntArrayRef kernel_size,
+                 at::IntArrayRef dilation, at::IntArrayRef padding, at::IntArrayRef stride) {
+  Tensor out = at::empty({0}, self.options());
+  return col2im_out(self, output_size, kernel_size, dilation, padding, stride, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
+  m.impl("im2col", im2col_fn);
+  m.impl("im2col.out", im2col_out);
+  m.impl("col2im", col2im_fn);
+  m.impl("col2im.out", col2im_out);
 }
 
 }  // namespace axon

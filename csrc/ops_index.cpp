@@ -1,7 +1,8 @@
 // Indexing and data movement: cat, flip, roll, tril / triu, gather, scatter (all reductions),
-// index_select, index_add, index.Tensor, index_put_, masked_select, nonzero, searchsorted /
-// bucketize, repeat_interleave. Only shapes, strides and bounds are decided here; every element
-// moves in a runtime kernel (kernels/index.cl) or through other native ops (copy_, cumsum).
+// index_select, index_add, index_reduce, take / put_, index.Tensor, index_put_, masked_select,
+// nonzero, searchsorted / bucketize, repeat_interleave. Only shapes, strides and bounds are
+// decided here; every element moves in a runtime kernel (kernels/index.cl) or through other
+// native ops (copy_, cumsum).
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtilsMulti.h>
@@ -38,9 +39,10 @@ void check_bounds(const Tensor& index, int64_t size, int64_t dim, bool allow_neg
                     " is out of bounds for dimension ", dim, " with size ", size);
 }
 
-Tensor long_index(const Tensor& index, const Tensor& self, const char* name) {
-  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt, name,
-                    "(): Expected dtype int64 for index");
+// The index as int64 on self's device. gather / scatter check its dtype in their meta
+// functions (which let an empty index of any dtype through, as the CPU does); the other callers
+// check it themselves with the CPU's message first.
+Tensor long_index(const Tensor& index, const Tensor& self) {
   Tensor i = index.scalar_type() == at::kLong ? index : index.to(at::kLong);
   return i.device() == self.device() ? i : i.to(self.device());
 }
@@ -114,7 +116,7 @@ Tensor& ax_gather_out(const Tensor& self, int64_t dim, const Tensor& index, bool
   TORCH_CHECK(out.scalar_type() == self.scalar_type(),
               "gather(): Expected out tensor to have dtype ", self.scalar_type(), ", but got ",
               out.scalar_type(), " instead");
-  Tensor idx = long_index(index, self, "gather");
+  Tensor idx = long_index(index, self);
   at::native::resize_output(out, index.sizes());
   check_bounds(idx, at_least_1d(self).size(dim), dim, false);
   gather_into(out, self, dim, idx);
@@ -142,7 +144,7 @@ void scatter_common(const Tensor& self, int64_t dim, const Tensor& index, const 
                     const Tensor& out) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   start_from_self(self, out);
-  Tensor idx = long_index(index, self, "scatter");
+  Tensor idx = long_index(index, self);
   check_bounds(idx, at_least_1d(self).size(dim), dim, false);
   scatter_into(out, dim, idx, src, value, mode, include_self);
 }
@@ -185,8 +187,7 @@ Tensor& scatter_reduce_two_out(const Tensor& self, int64_t dim, const Tensor& in
   scatter_common(self, dim, index, &src, 0, AXON_SCATTER_SUM, include_self, out);
   int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   Tensor count = include_self ? at::ones_like(out) : at::zeros_like(out);
-  scatter_into(count, d, long_index(index, self, "scatter_reduce"), nullptr, 1, AXON_SCATTER_SUM,
-               true);
+  scatter_into(count, d, long_index(index, self), nullptr, 1, AXON_SCATTER_SUM, true);
   count.masked_fill_(count.eq(0), 1);
   if (at::isFloatingType(out.scalar_type()))
     out.div_(count);
@@ -209,7 +210,9 @@ Tensor& ax_index_select_out(const Tensor& self, int64_t dim, const Tensor& index
   dim = c10::maybe_wrap_dim(dim, self.dim());
   TORCH_CHECK(out.scalar_type() == self.scalar_type(),
               "index_select(): self and result must have the same scalar type");
-  Tensor idx = long_index(index, self, "index_select").reshape({-1});
+  TORCH_CHECK(index.scalar_type() == at::kLong || index.scalar_type() == at::kInt,
+              "index_select(): Expected dtype int32 or int64 for index");
+  Tensor idx = long_index(index, self).reshape({-1});
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
   if (self.dim() > 0) shape[size_t(dim)] = idx.numel();
   at::native::resize_output(out, shape);
@@ -229,7 +232,7 @@ Tensor& ax_index_add_out(const Tensor& self, int64_t dim, const Tensor& index, c
                          const Scalar& alpha, Tensor& out) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   start_from_self(self, out);
-  Tensor idx = long_index(index, self, "index_add").reshape({-1});
+  Tensor idx = long_index(index, self).reshape({-1});
   Tensor o = at_least_1d(out), src = at_least_1d(source);
   check_bounds(idx, o.size(dim), dim, false);
   scatter_into(o, dim, index_along(idx, dim, src.sizes()), &src, 0, AXON_SCATTER_SUM, true,
@@ -241,7 +244,7 @@ Tensor& ax_index_copy_out(const Tensor& self, int64_t dim, const Tensor& index,
                           const Tensor& source, Tensor& out) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   start_from_self(self, out);
-  Tensor idx = long_index(index, self, "index_copy").reshape({-1});
+  Tensor idx = long_index(index, self).reshape({-1});
   Tensor o = at_least_1d(out), src = at_least_1d(source);
   check_bounds(idx, o.size(dim), dim, false);
   scatter_into(o, dim, index_along(idx, dim, src.sizes()), &src, 0, AXON_SCATTER_ASSIGN, true);
@@ -250,7 +253,9 @@ Tensor& ax_index_copy_out(const Tensor& self, int64_t dim, const Tensor& index,
 
 Tensor& index_fill_scalar(Tensor& self, int64_t dim, const Tensor& index, const Scalar& value) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
-  Tensor idx = long_index(index, self, "index_fill").reshape({-1});
+  TORCH_CHECK_INDEX(index.scalar_type() == at::kLong,
+                    "index_fill_(): Expected dtype int64 for index.");
+  Tensor idx = long_index(index, self).reshape({-1});
   Tensor s = at_least_1d(self);
   check_bounds(idx, s.size(dim), dim, true);
   std::vector<int64_t> shape(s.sizes().begin(), s.sizes().end());
@@ -264,6 +269,91 @@ Tensor& index_fill_tensor(Tensor& self, int64_t dim, const Tensor& index, const 
               "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
               value.dim(), " dimension(s).");
   return index_fill_scalar(self, dim, index, value.item());
+}
+
+// index_reduce: scatter_reduce's kernel over index_along's expanded index; mean divides by the
+// count of contributions (plus one with include_self), floored for integers as on the CPU.
+Tensor& ax_index_reduce_out(const Tensor& self, int64_t dim, const Tensor& index,
+                            const Tensor& source, std::string_view reduce, bool include_self,
+                            Tensor& out) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  start_from_self(self, out);
+  Tensor idx = long_index(index, self).reshape({-1});
+  Tensor o = at_least_1d(out), src = at_least_1d(source);
+  check_bounds(idx, o.size(dim), dim, false);
+  Tensor full = index_along(idx, dim, src.sizes());
+  bool mean = reduce == "mean";
+  scatter_into(o, dim, full, &src, 0, mean ? AXON_SCATTER_SUM : mode_of(reduce, true),
+               include_self);
+  if (!mean) return out;
+  Tensor count = include_self ? at::ones_like(o) : at::zeros_like(o);
+  scatter_into(count, dim, full, nullptr, 1, AXON_SCATTER_SUM, true);
+  count.masked_fill_(count.eq(0), 1);
+  if (at::isFloatingType(out.scalar_type()))
+    o.div_(count);
+  else
+    o.div_(count, "floor");
+  return out;
+}
+
+// ---- take, put_ ---------------------------------------------------------------------------------
+
+// Indices into the flattened tensor lie in [-n, n) (the CPU's IndexError and message).
+void check_flat_bounds(const Tensor& index, int64_t n) {
+  if (index.numel() == 0) return;
+  Tensor mm = at::stack({index.min(), index.max()}).cpu();
+  int64_t lo = mm[0].item<int64_t>(), hi = mm[1].item<int64_t>();
+  TORCH_CHECK_INDEX(lo >= -n && hi < n, "out of range: tried to access index ", hi >= n ? hi : lo,
+                    " on a tensor of ", n, " elements.");
+}
+
+// take: a gather from the flattened tensor (negative indices wrap in the kernel).
+Tensor& ax_take_out(const Tensor& self, const Tensor& index, Tensor& out) {
+  TORCH_CHECK(index.scalar_type() == at::kLong,
+              "take(): Expected a long tensor for index, but got ", index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == out.scalar_type(),
+              "take(): self and out expected to have the same dtype, but got self.dtype = ",
+              self.scalar_type(), " and out.dtype = ", out.scalar_type());
+  TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
+                    "take(): tried to take from an empty tensor");
+  at::native::resize_output(out, index.sizes());
+  if (index.numel() == 0) return out;
+  Tensor idx = long_index(index, self).reshape({-1});
+  check_flat_bounds(idx, self.numel());
+  Tensor o = out.is_contiguous() ? out : at::empty(out.sizes(), out.options());
+  gather_into(o.view({-1}), self.reshape({-1}), 0, idx);
+  if (!o.is_same(out)) out.copy_(o);
+  return out;
+}
+
+Tensor ax_take(const Tensor& self, const Tensor& index) {
+  Tensor out = at::empty({0}, self.options());
+  return ax_take_out(self, index, out);
+}
+
+// put_: one line over the flattened tensor, so repeated indices apply in order (the last write
+// wins, or the values accumulate in order), as the CPU's loop does.
+Tensor& ax_put_(Tensor& self, const Tensor& index, const Tensor& source, bool accumulate) {
+  TORCH_CHECK(index.scalar_type() == at::kLong,
+              "put_(): Expected a long tensor for index, but got ", index.scalar_type());
+  TORCH_CHECK(self.scalar_type() == source.scalar_type(),
+              "put_(): self and source expected to have the same dtype, but got self.dtype = ",
+              self.scalar_type(), " and source.dtype = ", source.scalar_type());
+  TORCH_CHECK_INDEX(source.numel() == index.numel(),
+                    "put_(): Expected source and index to have the same number of elements, but "
+                    "got source.numel() = ",
+                    source.numel(), ", index.numel() = ", index.numel());
+  TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0),
+                    "put_(): Tried to put elements into an empty tensor");
+  at::assert_no_internal_overlap(self);
+  if (index.numel() == 0) return self;
+  Tensor idx = long_index(index, self).reshape({-1});
+  check_flat_bounds(idx, self.numel());
+  Tensor flat = self.is_contiguous() ? self.view({-1}) : self.contiguous().view({-1});
+  Tensor src = source.reshape({-1});
+  scatter_into(flat, 0, idx, &src, 0, accumulate ? AXON_SCATTER_SUM : AXON_SCATTER_ASSIGN, true);
+  if (!self.is_contiguous()) self.copy_(flat.view(self.sizes()));
+  return self;
 }
 
 // ---- advanced indexing -------------------------------------------------------------------------
@@ -450,6 +540,8 @@ Tensor& ax_masked_select_out(const Tensor& self, const Tensor& mask, Tensor& out
   TORCH_CHECK(mask.scalar_type() == at::kBool || mask.scalar_type() == at::kByte,
               "masked_select: expected BoolTensor for mask");
   auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
+  // aten::index rejects a 0-dim mask on a 0-dim tensor; the result is 1-dim either way.
+  if (shape.empty()) shape.push_back(1);
   Tensor m = mask.scalar_type() == at::kBool ? mask : mask.to(at::kBool);
   c10::List<std::optional<Tensor>> idx;
   idx.push_back(m.expand(shape));
@@ -737,6 +829,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("index_copy.out", ax_index_copy_out);
   m.impl("index_fill_.int_Scalar", index_fill_scalar);
   m.impl("index_fill_.int_Tensor", index_fill_tensor);
+  m.impl("index_reduce.out", ax_index_reduce_out);
+  m.impl("take", ax_take);
+  m.impl("take.out", ax_take_out);
+  m.impl("put_", ax_put_);
   m.impl("index.Tensor", ax_index);
   m.impl("index.Tensor_out", ax_index_out);
   m.impl("_index_put_impl_", index_put_impl);

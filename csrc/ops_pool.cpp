@@ -2,12 +2,18 @@
 // linear / bilinear / trilinear), reflection / replication padding and embedding's backward.
 // Only geometry is decided here; each op is one kernel of the runtime's pool, resample or
 // embedding family, forward per output element, backward a gather per input element.
+#include <ATen/Operators.h>
+#include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "axon_glue.h"
 
 namespace axon {
+
+// ops_basic.cpp: the counted CPU fallback, for ops declined at run time.
+void counted_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
+
 namespace {
 
 using at::Tensor;
@@ -345,6 +351,20 @@ std::vector<int64_t> padded_shape(const Tensor& self, at::IntArrayRef padding, i
   return shape;
 }
 
+// Where negative padding crops, each padded dim is an index_select of the source positions
+// (clamped for replication, mirrored for reflection) and the gradient an index_add back.
+Tensor pad_positions(int64_t out, int64_t before, int64_t in, axon_resample_kind kind,
+                     const Tensor& like) {
+  Tensor j = at::arange(out, like.options().dtype(at::kLong)).sub_(before);
+  if (kind != AXON_PAD_REFLECT) return j.clamp_(0, in - 1);
+  j.abs_();
+  return at::where(j.ge(in), j.neg().add_(2 * (in - 1)), j);
+}
+
+bool has_negative(at::IntArrayRef padding) {
+  return std::any_of(padding.begin(), padding.end(), [](int64_t p) { return p < 0; });
+}
+
 void pad_fwd(const Tensor& self, at::IntArrayRef padding, axon_resample_kind kind, Tensor& out,
              int nd) {
   c10::DeviceGuard guard(self.device());
@@ -361,6 +381,15 @@ void pad_fwd(const Tensor& self, at::IntArrayRef padding, axon_resample_kind kin
       TORCH_CHECK(in > 0, "replication padding: input dims must be non-empty");
     }
   }
+  if (has_negative(padding)) {
+    Tensor r = self;
+    for (int i = 0; i < nd; i++) {
+      int64_t d = self.dim() - 1 - i;
+      r = r.index_select(d, pad_positions(out.size(d), padding[2 * i], self.size(d), kind, self));
+    }
+    out.copy_(r);
+    return;
+  }
   into(out, [&](Tensor& o) {
     axon_spatial_desc d = spatial(self, o, nd);
     set_padding(d, padding, nd);
@@ -370,6 +399,18 @@ void pad_fwd(const Tensor& self, at::IntArrayRef padding, axon_resample_kind kin
 
 void pad_bwd(const Tensor& grad_output, const Tensor& self, at::IntArrayRef padding,
              axon_resample_kind kind, Tensor& grad_input, int nd) {
+  if (has_negative(padding)) {
+    Tensor g = grad_output;
+    for (int i = 0; i < nd; i++) {
+      int64_t d = self.dim() - 1 - i;
+      std::vector<int64_t> shape = g.sizes().vec();
+      shape[size_t(d)] = self.size(d);
+      g = at::zeros(shape, g.options())
+              .index_add_(d, pad_positions(g.size(d), padding[2 * i], self.size(d), kind, g), g);
+    }
+    grad_input.copy_(g);
+    return;
+  }
   c10::DeviceGuard guard(self.device());
   check_floating(self, "padding backward");
   Tensor g = grad_output.contiguous();
@@ -544,12 +585,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
            resample_fwd(self, {s}, ac, AXON_RESAMPLE_LINEAR, out);
            return out;
          });
-  m.impl(
-      "upsample_bilinear2d.out",
-      [](const Tensor& self, at::IntArrayRef, bool ac, OptD sh, OptD sw, Tensor& out) -> Tensor& {
-        resample_fwd(self, {sh, sw}, ac, AXON_RESAMPLE_LINEAR, out);
-        return out;
-      });
+  m.impl("upsample_bilinear2d.out",
+         [](const Tensor& self, at::IntArrayRef size, bool ac, OptD sh, OptD sw,
+            Tensor& out) -> Tensor& {
+           // uint8 images: PyTorch's CPU kernel interpolates them in fixed point with its own
+           // rounding, so they go to the counted CPU fallback.
+           if (self.scalar_type() == at::kByte)
+             return at::native::call_fallback_fn<&counted_cpu_fallback,
+                                                 ATEN_OP2(upsample_bilinear2d, out)>::call(self,
+                                                                                           size, ac,
+                                                                                           sh, sw,
+                                                                                           out);
+           resample_fwd(self, {sh, sw}, ac, AXON_RESAMPLE_LINEAR, out);
+           return out;
+         });
   m.impl("upsample_trilinear3d.out",
          [](const Tensor& self, at::IntArrayRef, bool ac, OptD sd, OptD sh, OptD sw,
             Tensor& out) -> Tensor& {

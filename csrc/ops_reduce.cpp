@@ -224,6 +224,115 @@ Tensor& logic_out(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim
 constexpr char kAny[] = "any";
 constexpr char kAll[] = "all";
 
+// NaN counts as zero; integers have no NaN and sum plainly.
+Tensor& nansum_out(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
+                   std::optional<at::ScalarType> /*dtype*/, Tensor& out) {
+  TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "nansum does not support complex inputs");
+  const char* op = at::isFloatingType(out.scalar_type()) ? "nansum" : "sum";
+  reduce_into(op, in_dtype(self, out.scalar_type()), out, dim_mask(self, dims), keepdim);
+  return out;
+}
+
+Tensor nansum(const Tensor& self, at::OptionalIntArrayRef dims, bool keepdim,
+              std::optional<at::ScalarType> dtype) {
+  Tensor out = at::empty({0}, self.options().dtype(sum_type(self, dtype)));
+  return nansum_out(self, dims, keepdim, dtype, out);
+}
+
+Tensor count_nonzero(const Tensor& self, at::IntArrayRef dims) {
+  return at::sum(at::ne(self, 0), dims, /*keepdim=*/false, at::kLong);
+}
+
+// Two reductions (the kernels keep one accumulator each).
+std::tuple<Tensor&, Tensor&> aminmax_out(const Tensor& self, std::optional<int64_t> dim,
+                                         bool keepdim, Tensor& min, Tensor& max) {
+  TORCH_CHECK(min.scalar_type() == self.scalar_type() && max.scalar_type() == self.scalar_type(),
+              "Expected out tensor to have dtype ", self.scalar_type(), ", but got ",
+              min.scalar_type(), " for min and ", max.scalar_type(), " for max");
+  DimMask mask;
+  if (dim.has_value()) {
+    int64_t d = c10::maybe_wrap_dim(*dim, self.dim());
+    TORCH_CHECK_INDEX(self.dim() == 0 || self.size(d) > 0, "aminmax(): Expected reduction dim ", d,
+                      " to have non-zero size.");
+    if (self.dim() > 0) mask.set(size_t(d));
+  } else {
+    TORCH_CHECK(self.numel() > 0,
+                "aminmax(): cannot compute aminmax over an empty dimension as the operation has "
+                "no identity.");
+    mask = dim_mask(self, {});
+  }
+  reduce_into("min", self, min, mask, keepdim);
+  reduce_into("max", self, max, mask, keepdim);
+  return {min, max};
+}
+
+// The comparison runs on the device; only its one-element verdict comes back, as on CUDA.
+bool equal(const Tensor& self, const Tensor& other) {
+  TORCH_CHECK(self.device() == other.device(),
+              "Cannot compare two tensors on different devices. Got: ", self.device(), " and ",
+              other.device());
+  if (!self.is_same_size(other)) return false;
+  if (self.numel() == 0) return true;
+  return !at::ne(self, other).any().item<bool>();
+}
+
+Tensor trace(const Tensor& self) {
+  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
+  return at::sum(self.diagonal(), sum_type(self, std::nullopt));
+}
+
+// Real vectors: vdot is dot (no conjugation to do).
+Tensor vdot(const Tensor& self, const Tensor& other) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex() && !other.is_complex(),
+                              "axon: complex vdot is not supported");
+  return at::dot(self, other);
+}
+
+// ---- addbmm: beta * self + alpha * sum_b batch1[b] @ batch2[b], a reduction over the batch
+// done as one matrix product: [n, b*k] @ [b*k, p] sums the per-batch products.
+
+Tensor& addbmm_into(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                    const at::Scalar& beta, const at::Scalar& alpha, Tensor& out) {
+  TORCH_CHECK(batch1.dim() == 3, "batch1 must be a 3D tensor");
+  TORCH_CHECK(batch2.dim() == 3, "batch2 must be a 3D tensor");
+  TORCH_CHECK(batch1.size(0) == batch2.size(0),
+              "batch1 and batch2 must have same number of batches, got ", batch1.size(0), " and ",
+              batch2.size(0));
+  TORCH_CHECK(batch1.size(2) == batch2.size(1), "Incompatible matrix sizes for bmm (",
+              batch1.size(1), "x", batch1.size(2), " and ", batch2.size(1), "x", batch2.size(2),
+              ")");
+  int64_t n = batch1.size(1), p = batch2.size(2), bk = batch1.size(0) * batch1.size(2);
+  TORCH_CHECK(self.dim() == 2 && self.size(0) == n && self.size(1) == p,
+              "self tensor does not match matmul output shape");
+  Tensor a = batch1.transpose(0, 1).reshape({n, bk});
+  Tensor b = batch2.reshape({bk, p});
+  if (bk == 0) {  // no products: beta * self, and beta = 0 ignores self (NaN included)
+    at::native::resize_output(out, {n, p});
+    if (beta.toComplexDouble() == 0.0) return out.zero_();
+    if (!out.is_same(self)) out.copy_(self);
+    return out.mul_(beta);
+  }
+  return at::addmm_out(out, self, a, b, beta, alpha);
+}
+
+Tensor& addbmm_out(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+                   const at::Scalar& beta, const at::Scalar& alpha, Tensor& out) {
+  TORCH_CHECK(batch1.dim() == 3 && batch2.dim() == 3, "batch1 and batch2 must be 3D tensors");
+  Tensor s = self.expand({batch1.size(1), batch2.size(2)});
+  return addbmm_into(s, batch1, batch2, beta, alpha, out);
+}
+
+Tensor addbmm(const Tensor& self, const Tensor& batch1, const Tensor& batch2,
+              const at::Scalar& beta, const at::Scalar& alpha) {
+  Tensor out = at::empty({0}, self.options());
+  return addbmm_out(self, batch1, batch2, beta, alpha, out);
+}
+
+Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const at::Scalar& beta,
+                const at::Scalar& alpha) {
+  return addbmm_into(self, batch1, batch2, beta, alpha, self);
+}
+
 // ---- variance and standard deviation ------------------------------------------------------------
 
 Tensor variance(const Tensor& self, at::OptionalIntArrayRef dims,
@@ -323,6 +432,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("all.all_out", [](const Tensor& s, Tensor& out) -> Tensor& {
     return logic_out<kAll>(s, std::nullopt, false, out);
   });
+  m.impl("nansum", nansum);
+  m.impl("nansum.out", nansum_out);
+  m.impl("count_nonzero.dim_IntList", count_nonzero);
+  m.impl("aminmax.out", aminmax_out);
+  m.impl("equal", equal);
+  m.impl("trace", trace);
+  m.impl("vdot", vdot);
+  m.impl("addbmm", addbmm);
+  m.impl("addbmm.out", addbmm_out);
+  m.impl("addbmm_", addbmm_);
   m.impl("var.correction", var);
   m.impl("std.correction", std_);
   m.impl("var_mean.correction", var_mean);

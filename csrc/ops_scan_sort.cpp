@@ -1,10 +1,19 @@
-// Scans and sorting along a dim: cumsum, cumprod, cummax / cummin, logcumsumexp, sort, topk,
-// unique. Layout decisions here; the scans and the sort run in kernels/scan.cl, unique is
+// Scans, sorting and selection along a dim: cumsum, cumprod, cummax / cummin, logcumsumexp, sort,
+// topk, unique, median / nanmedian (from the sort), kthvalue and mode (selection kernels). Layout
+// decisions here; the scans, the sort and the selections run in kernels/scan.cl, unique is
 // composed of native ops (sort, ne, nonzero, index_select, scatter).
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
+#include <cmath>
+#include <utility>
+#include <vector>
+
 #include "axon_glue.h"
+
+extern "C" {
+#include "axon/select.h"
+}
 
 namespace axon {
 namespace {
@@ -138,6 +147,167 @@ std::tuple<Tensor&, Tensor&> ax_topk_out(const Tensor& self, int64_t k, int64_t 
   return {values, indices};
 }
 
+// ---- median, nanmedian, kthvalue, mode ----------------------------------------------------------
+
+// The reduced shape of self along dim (0-dim stays 0-dim).
+std::vector<int64_t> reduced_shape(const Tensor& self, int64_t dim, bool keepdim) {
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.dim() == 0) return shape;
+  if (keepdim)
+    shape[size_t(dim)] = 1;
+  else
+    shape.erase(shape.begin() + dim);
+  return shape;
+}
+
+// A reduction over an empty dim has no value (an IndexError, as on the CPU).
+void check_reduction_dim(const Tensor& self, int64_t dim, const char* name) {
+  TORCH_CHECK_INDEX(self.dim() == 0 || self.size(dim) > 0, name, "(): Expected reduction dim ", dim,
+                    " to have non-zero size.");
+}
+
+// The CPU's nanmedian leaves NaNs unordered among themselves, so for a line of n NaNs it
+// answers the position the C++ library's nth_element (introselect) leaves first when every
+// element is equivalent: a function of n alone (its swaps depend on no value).
+int64_t all_nan_position(int64_t n) {
+  std::vector<int64_t> at(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) at[size_t(i)] = i;
+  int64_t last = n;
+  while (last > 3) {
+    std::swap(at[0], at[size_t(last / 2)]);  // the median of three is the middle one
+    int64_t lo = 1, hi = last;
+    while (--hi > lo) std::swap(at[size_t(lo++)], at[size_t(hi)]);
+    last = lo;  // the partition point; position 0 lies before it
+  }
+  return at[0];
+}
+
+// The CPU orders a line by (value, position) with NaN last, so the median is the stable sort's
+// entry (n - 1) / 2; torch.median returns a line's first NaN instead (the stable sort's first
+// NaN entry), torch.nanmedian the median of the numbers ((n - nans - 1) / 2, truncated).
+void median_into(const Tensor& self, int64_t dim, bool keepdim, bool ignore_nan, Tensor& values,
+                 Tensor& indices) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  int64_t n = self.dim() > 0 ? self.size(dim) : 1;
+  check_reduction_dim(self, dim, "median");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "median(): Expected tensor for argument #1 ",
+              "'indices' to have scalar type Long; but got ", indices.scalar_type(), " instead");
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "median(): Expected tensor for argument #1 'values' to have the same type as "
+              "tensor for argument #2 'self'; but type ",
+              values.scalar_type(), " does not equal ", self.scalar_type());
+  std::vector<int64_t> shape = reduced_shape(self, dim, keepdim);
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  if (values.numel() == 0) return;
+  c10::DeviceGuard guard(self.device());
+  Tensor in = self.dim() == 0 ? self.reshape({1}) : self;
+  Tensor sv = at::empty({0}, self.options()), si = at::empty({0}, self.options().dtype(at::kLong));
+  sort_into(in, dim, false, sv, si);
+  std::vector<int64_t> line_shape = in.sizes().vec();
+  line_shape[size_t(dim)] = 1;
+  Tensor pos, all_nan;
+  if (at::isFloatingType(self.scalar_type())) {
+    Tensor nans = at::isnan(in).sum(dim, true, at::kLong);
+    if (ignore_nan) {
+      pos = nans.neg().add_(n - 1).div_(2, "trunc");
+      all_nan = nans.eq(n);
+    } else {
+      pos = at::where(nans.gt(0), nans.neg().add_(n), (n - 1) / 2);
+    }
+  } else {
+    pos = at::full(line_shape, (n - 1) / 2, si.options());
+  }
+  Tensor index = si.gather(dim, pos);
+  if (all_nan.defined()) index.masked_fill_(all_nan, all_nan_position(n));
+  values.copy_(sv.gather(dim, pos).view(shape));
+  indices.copy_(index.view(shape));
+}
+
+std::tuple<Tensor&, Tensor&> ax_median_dim_out(const Tensor& self, int64_t dim, bool keepdim,
+                                               Tensor& values, Tensor& indices) {
+  median_into(self, dim, keepdim, false, values, indices);
+  return {values, indices};
+}
+
+std::tuple<Tensor&, Tensor&> ax_nanmedian_dim_out(const Tensor& self, int64_t dim, bool keepdim,
+                                                  Tensor& values, Tensor& indices) {
+  median_into(self, dim, keepdim, true, values, indices);
+  return {values, indices};
+}
+
+Tensor median_all(const Tensor& self, bool ignore_nan) {
+  // The CPU answers NaN (converted to the dtype) for an empty tensor.
+  if (self.numel() == 0) return at::full({}, std::nan(""), self.options());
+  Tensor values = at::empty({0}, self.options());
+  Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  median_into(self.reshape({-1}), 0, false, ignore_nan, values, indices);
+  return values;
+}
+
+Tensor& median_all_out(const Tensor& self, Tensor& out, bool ignore_nan) {
+  Tensor r = median_all(self, ignore_nan);
+  at::native::resize_output(out, {});
+  return out.copy_(r);
+}
+
+// kthvalue and mode: one value and index per line from the selection kernels (axon/select.h),
+// written through a keepdim-shaped view of contiguous outputs.
+void select_into(const Tensor& self, int64_t dim, bool keepdim, int64_t k, Tensor& values,
+                 Tensor& indices) {
+  std::vector<int64_t> shape = reduced_shape(self, dim, keepdim);
+  at::native::resize_output(values, shape);
+  at::native::resize_output(indices, shape);
+  if (values.numel() == 0) return;
+  c10::DeviceGuard guard(self.device());
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  Tensor in = self.dim() == 0 ? self.reshape({1}) : self;
+  std::vector<int64_t> line_shape = in.sizes().vec();
+  line_shape[size_t(dim)] = 1;
+  Tensor v = at::empty(line_shape, self.options());
+  Tensor i = at::empty(line_shape, self.options().dtype(at::kLong));
+  axon_scan_desc d = scan_desc(in, v, dim);
+  d.out_index = i.data_ptr();
+  axon_dtype type = to_axon_dtype(self.scalar_type());
+  if (k >= 0)
+    AXON_CHECK(axon_kthvalue(stream_for(self), type, &d, k));
+  else
+    AXON_CHECK(axon_mode(stream_for(self), type, &d));
+  values.copy_(v.view(shape));
+  indices.copy_(i.view(shape));
+}
+
+std::tuple<Tensor&, Tensor&> ax_kthvalue_out(const Tensor& self, int64_t k, int64_t dim,
+                                             bool keepdim, Tensor& values, Tensor& indices) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  check_reduction_dim(self, dim, "kthvalue");
+  TORCH_CHECK(k > 0 && k <= (self.dim() > 0 ? self.size(dim) : 1),
+              "kthvalue(): selected number k out of range for dimension ", dim);
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "output values must be of same type as input");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "output indices must be of scalar type Long");
+  select_into(self, dim, keepdim, k - 1, values, indices);
+  return {values, indices};
+}
+
+std::tuple<Tensor&, Tensor&> ax_mode_out(const Tensor& self, int64_t dim, bool keepdim,
+                                         Tensor& values, Tensor& indices) {
+  dim = c10::maybe_wrap_dim(dim, self.dim());
+  check_reduction_dim(self, dim, "mode");
+  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+              "mode(): expected values tensor to have the same dtype as self");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "mode(): expected indices tensor to be Long");
+  select_into(self, dim, keepdim, -1, values, indices);
+  return {values, indices};
+}
+
+std::tuple<Tensor, Tensor> ax_mode(const Tensor& self, int64_t dim, bool keepdim) {
+  Tensor values = at::empty({0}, self.options());
+  Tensor indices = at::empty({0}, self.options().dtype(at::kLong));
+  ax_mode_out(self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
 // ---- unique
 // ----------------------------------------------------------------------------------------
 
@@ -256,7 +426,24 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_logcumsumexp.out", ax_logcumsumexp_out);
   m.impl("sort.values_stable", ax_sort_stable_out);
   m.impl("topk.values", ax_topk_out);
+  m.impl("median.dim_values", ax_median_dim_out);
+  m.impl("nanmedian.dim_values", ax_nanmedian_dim_out);
+  m.impl("median", [](const Tensor& s) { return median_all(s, false); });
+  m.impl("nanmedian", [](const Tensor& s) { return median_all(s, true); });
+  m.impl("median.out",
+         [](const Tensor& s, Tensor& out) -> Tensor& { return median_all_out(s, out, false); });
+  m.impl("nanmedian.out",
+         [](const Tensor& s, Tensor& out) -> Tensor& { return median_all_out(s, out, true); });
+  m.impl("kthvalue.values", ax_kthvalue_out);
+  m.impl("mode", ax_mode);
+  m.impl("mode.values", ax_mode_out);
   m.impl("_unique2", ax_unique2);
+  // index_fill's gradient for a tensor value selects at _unique(index, sorted=False); the
+  // CPU's order for sorted=False is unspecified, sorted order is one of its choices.
+  m.impl("_unique", [](const Tensor& s, bool sorted, bool return_inverse) {
+    auto [values, inverse, counts] = ax_unique2(s, sorted, return_inverse, false);
+    return std::make_tuple(values, inverse);
+  });
   m.impl("unique_consecutive", ax_unique_consecutive);
 }
 

@@ -257,6 +257,138 @@ UNARY(signbit, ST_BOOL, a < 0)
 UNARY(nan_to_num, STORE, a)
 #endif
 
+/* ---- more pointwise ops, activations and pointwise losses (ops_activation_loss.cpp) ---------- */
+/* heaviside(x, values): values where x is 0, else the step (NaN gives 0, as on the CPU). */
+BINARY(heaviside, STORE, a == 0 ? b : (CT)(a > 0))
+#ifdef IS_FLOAT
+#define LOG2E ((CT)1.44269504088896340736)
+#define PI ((CT)3.14159265358979323846)
+/* fmax / fmin ignore a NaN operand (the OpenCL builtins do exactly that). */
+BINARY(fmax, STORE, fmax(a, b))
+BINARY(fmin, STORE, fmin(a, b))
+inline CT logaddexp2_of(CT a, CT b) {
+  if (isinf(a) && a == b) return a;
+  return max_nan(a, b) + log1p(exp2(-fabs(a - b))) * LOG2E;
+}
+BINARY(logaddexp2, STORE, logaddexp2_of(a, b))
+
+/* nextafter steps in the storage type: float16 / bfloat16 values are held in float, so the
+ * builtin would step by a float ulp. bfloat16 is the upper half of a float, stepped on its
+ * bits; float16 steps by its ulp at the value's binade (10 mantissa bits, exponents >= -14). */
+#if defined(DT_BF16)
+inline CT nextafter_of(CT a, CT b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (a == b) return b;
+  if (a == 0) return copysign(as_float(1u << 16), b);
+  return as_float(as_uint(a) + (((b > a) == (a > 0)) ? 0x10000u : (uint)-0x10000));
+}
+#elif defined(DT_F16)
+inline CT nextafter_of(CT a, CT b) {
+  if (isnan(a) || isnan(b)) return a + b;
+  if (a == b) return b;
+  if (a == 0) return copysign(ldexp(1.0f, -24), b);
+  if (isinf(a)) return copysign(65504.0f, a);
+  CT m = fabs(a);
+  int e = max(ilogb(m), -14);
+  CT ulp = ldexp(1.0f, e - 10);
+  int away = (b > a) == (a > 0);
+  /* Just below a power of two the ulp is half as large. */
+  if (!away && e > -14 && m == ldexp(1.0f, e)) ulp *= HALF;
+  return copysign(away ? m + ulp : m - ulp, a);
+}
+#else
+#define nextafter_of nextafter
+#endif
+BINARY(nextafter, STORE, nextafter_of(a, b))
+
+/* frexp: o the mantissa, y (int32) the exponent of input x. */
+__kernel void ew_frexp(EW_SIG) {
+  EW_BEGIN(2)
+  int e;
+  CT m = frexp(LOAD(PTR(x), off[1]), &e);
+  STORE(PTR(o), off[0], m);
+  ST_I32(PTR(y), off[2], e);
+}
+
+/* angle of a real number: 0 or pi; NaN stays. */
+UNARY(angle, STORE, isnan(a) ? a : (a < 0 ? PI : (CT)0))
+
+/* logit: alpha is eps, negative for none (no clamping). */
+inline CT logit_of(CT a, CT eps) {
+  CT z = eps < 0 ? a : (a < eps ? eps : (a > (CT)1 - eps ? (CT)1 - eps : a));
+  return log(z / ((CT)1 - z));
+}
+inline CT logit_backward_of(CT g, CT x, CT eps) {
+  CT lo = eps < 0 ? (CT)0 : eps, hi = (CT)1 - lo;
+  if (x < lo || x > hi) return eps < 0 ? (CT)NAN : (CT)0;
+  return g / (x * ((CT)1 - x));
+}
+UNARY(logit, STORE, logit_of(a, alpha))
+BINARY(logit_backward, STORE, logit_backward_of(a, b, alpha))
+
+/* Shrinkage, alpha = lambda. Softshrink keeps a NaN (a * 0). */
+UNARY(softshrink, STORE, a > alpha ? a - alpha : (a < -alpha ? a + alpha : a * (CT)0))
+UNARY(hardshrink, STORE, (a >= -alpha && a <= alpha) ? (CT)0 : a)
+BINARY(shrink_backward, STORE, (b >= -alpha && b <= alpha) ? (CT)0 : a)
+
+/* Gated and parametric linear units. glu: a the first half, b the gate. */
+BINARY(glu, STORE, a * sigmoid_of(b))
+/* glu backward: the first half's gradient g * sig(gate), the gate's g * first * sig * (1 - sig). */
+BINARY(glu_backward_first, STORE, a * sigmoid_of(b))
+inline CT glu_backward_gate_of(CT g, CT first, CT gate) {
+  CT s = sigmoid_of(gate);
+  return s * ((CT)1 - s) * g * first;
+}
+TERNARY(glu_backward_gate, STORE, glu_backward_gate_of(a, b, c))
+/* prelu(x, w); its backward reads x, w, the gradient g. */
+BINARY(prelu, STORE, a > 0 ? a : b * a)
+TERNARY(prelu_backward_input, STORE, a > 0 ? c : b * c)
+TERNARY(prelu_backward_weight, STORE, a > 0 ? (CT)0 : a * c)
+/* rrelu in training: b holds uniform noise; positive inputs get slope 1. */
+BINARY(rrelu_noise, STORE, a <= 0 ? b : (CT)1)
+/* renorm's factor from a slice norm, alpha = maxnorm. */
+UNARY(renorm_factor, STORE, a > alpha ? alpha / (a + (CT)1e-7) : (CT)1)
+
+/* Pointwise losses of input a and target b; backward ops read the gradient a, input b, target c
+ * and get alpha = the reduction's scale (1 / n for a mean). */
+inline CT smooth_l1_of(CT x, CT t, CT beta) {
+  CT z = fabs(x - t);
+  return z < beta ? HALF * z * z / beta : z - HALF * beta;
+}
+inline CT smooth_l1_backward_of(CT g, CT x, CT t, CT norm, CT beta) {
+  CT d = x - t;
+  /* beta 0 is the l1 loss, whose gradient at d == 0 is 0. */
+  if (beta <= 0) return norm * g * (CT)((d > 0) - (d < 0));
+  return d <= -beta ? -norm * g : (d >= beta ? norm * g : norm * d * g / beta);
+}
+inline CT huber_of(CT x, CT t, CT delta) {
+  CT z = fabs(x - t);
+  return z < delta ? HALF * z * z : delta * (z - HALF * delta);
+}
+inline CT huber_backward_of(CT g, CT x, CT t, CT norm, CT delta) {
+  CT d = x - t;
+  return d <= -delta ? -norm * g * delta : (d >= delta ? norm * g * delta : norm * d * g);
+}
+/* Binary cross entropy clamps each log at -100 (so 0 and 1 give finite losses); c the weight. */
+inline CT clamped_log(CT v) { return v < (CT)-100 ? (CT)-100 : v; }
+inline CT bce_of(CT x, CT t, CT w) {
+  return w * ((t - (CT)1) * clamped_log(log1p(-x)) - t * clamped_log(log(x)));
+}
+inline CT bce_backward_of(CT g, CT x, CT t, CT norm) {
+  CT denom = ((CT)1 - x) * x;
+  return norm * g * (x - t) / (denom < (CT)1e-12 ? (CT)1e-12 : denom);
+}
+BINARY(smooth_l1, STORE, smooth_l1_of(a, b, alpha))
+TERNARY(smooth_l1_backward, STORE, smooth_l1_backward_of(a, b, c, alpha, beta))
+BINARY(huber, STORE, huber_of(a, b, alpha))
+TERNARY(huber_backward, STORE, huber_backward_of(a, b, c, alpha, beta))
+TERNARY(bce, STORE, bce_of(a, b, c))
+TERNARY(bce_backward, STORE, bce_backward_of(a, b, c, alpha))
+#else
+BINARY(fmax, STORE, a > b ? a : b)
+BINARY(fmin, STORE, a < b ? a : b)
+#endif
+
 /* ---- conversions: cast_<dst> reads this program's type and writes dst ----------------------- */
 #define CAST(dst, ST_DST)            \
   __kernel void ew_cast_##dst(EW_SIG) { \

@@ -20,7 +20,17 @@ inline uint4 philox(ulong counter, ulong seed) {
 /* Uniform in (0, 1]: never 0, so log() below is finite. */
 inline float unit_float(uint x) { return ((float)(x >> 8) + 1.0f) * (1.0f / 16777216.0f); }
 
+/* Uniform in the open interval (0, 1), odd multiples of 2^-24: u - 0.5 is exact and never
+ * +-0.5, so tan(pi (u - 0.5)) stays finite, and log(u) < 0. */
+inline float open_unit_float(uint x) { return ((float)(x >> 9) + 0.5f) * (1.0f / 8388608.0f); }
+
+/* Standard normal from two uniforms (Box-Muller). */
+inline float std_normal(uint4 r) {
+  return sqrt(-2.0f * log(unit_float(r.x))) * cospi(2.0f * unit_float(r.y));
+}
+
 #ifdef IS_FLOAT
+/* kind: axon_random_kind (0-3), then axon_distribution (4-6); a, b as documented there. */
 __kernel void random_fill(BUF(o), ew_geom g, ulong seed, ulong offset, int kind, CT a, CT b) {
   long i = get_global_id(0);
   if (i >= g.numel) return;
@@ -28,15 +38,28 @@ __kernel void random_fill(BUF(o), ew_geom g, ulong seed, ulong offset, int kind,
   ew_offsets(&g, i, 1, off);
   uint4 r = philox(offset + (ulong)i, seed);
   CT v;
-  if (kind == 0) { /* uniform [a, b) */
-    v = a + (b - a) * (CT)(1.0f - unit_float(r.x));
-  } else if (kind == 1) { /* normal(mean a, std b), Box-Muller */
-    float u1 = unit_float(r.x), u2 = unit_float(r.y);
-    v = a + b * (CT)(sqrt(-2.0f * log(u1)) * cospi(2.0f * u2));
-  } else if (kind == 2) { /* bernoulli(p = a) */
-    v = (CT)(1.0f - unit_float(r.x) < a ? 1 : 0);
-  } else { /* exponential(rate a): -log(u) / a, u in (0, 1] */
-    v = (CT)(-log(unit_float(r.x)) / (float)a);
+  switch (kind) {
+    case 0: /* uniform [a, b) */
+      v = a + (b - a) * (CT)(1.0f - unit_float(r.x));
+      break;
+    case 1: /* normal(mean a, std b) */
+      v = a + b * (CT)std_normal(r);
+      break;
+    case 2: /* bernoulli(p = a) */
+      v = (CT)(1.0f - unit_float(r.x) < a ? 1 : 0);
+      break;
+    case 3: /* exponential(rate a): -log(u) / a, u in (0, 1] */
+      v = (CT)(-log(unit_float(r.x)) / (float)a);
+      break;
+    case 4: /* cauchy(median a, scale b): the inverse CDF */
+      v = a + b * (CT)tanpi(open_unit_float(r.x) - 0.5f);
+      break;
+    case 5: /* log-normal: exp of normal(mean a, std b) */
+      v = exp(a + b * (CT)std_normal(r));
+      break;
+    default: /* geometric(p = a): the inverse CDF ceil(log(u) / log(1 - p)), at least 1 */
+      v = (CT)fmax(ceil(log(open_unit_float(r.x)) / log1p(-(float)a)), 1.0f);
+      break;
   }
   STORE(PTR(o), off[0], v);
 }

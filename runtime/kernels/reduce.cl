@@ -29,7 +29,7 @@ typedef struct acc_t {
 } acc_t;
 
 enum { OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_ARGMAX, OP_ARGMIN, OP_NORM1, OP_NORM2, OP_NORMP,
-       OP_NORMINF, OP_NORM0, OP_SUMSQDEV, OP_ANY, OP_ALL };
+       OP_NORMINF, OP_NORM0, OP_SUMSQDEV, OP_ANY, OP_ALL, OP_NANSUM };
 
 inline acc_t acc_init(int op) {
   acc_t a = {0, 0, 0};
@@ -90,6 +90,7 @@ inline void acc_add(int op, acc_t *a, AT x, long i, AT aux, CT p) {
     case OP_NORM0: kahan_add(a, x != 0 ? (AT)1 : (AT)0); break;
     case OP_SUMSQDEV: kahan_add(a, (x - aux) * (x - aux)); break;
     case OP_ANY: a->v = a->v || x != 0; break;
+    case OP_NANSUM: if (!IS_NAN(x)) kahan_add(a, x); break; /* NaN counts as zero */
     case OP_ALL: a->v = a->v && x != 0; break;
   }
 }
@@ -120,7 +121,7 @@ inline AT acc_final(int op, acc_t a, CT scale, CT p) {
     case OP_NORM2: return sqrt(v * scale);
     case OP_NORMP: return pow(v * scale, (CT)1 / p);
 #endif
-    case OP_SUM: case OP_NORM1: case OP_NORM0: case OP_SUMSQDEV: return v * scale;
+    case OP_SUM: case OP_NANSUM: case OP_NORM1: case OP_NORM0: case OP_SUMSQDEV: return v * scale;
     default: return a.v;
   }
 }
@@ -218,4 +219,5 @@ REDUCE(all, OP_ALL)
 REDUCE(norm2, OP_NORM2)
 REDUCE(normp, OP_NORMP)
 REDUCE(sumsqdev, OP_SUMSQDEV)
+REDUCE(nansum, OP_NANSUM)
 #endif

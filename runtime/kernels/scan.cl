@@ -183,3 +183,214 @@ __kernel void sort_finish(BUF(keys), BUF(pos), BUF(out), BUF(outi), scan_geom g,
   STORE(PTR(out), oo + j * g.out_dstride, LOAD(PTR(keys), line * p + j));
   ST_I64(PTR(outi), oo + j * g.out_dstride, ((__global long *)PTR(pos))[line * p + j]);
 }
+
+/* ---- selection (kthvalue, mode) ------------------------------------------------------------ */
+
+/*
+ * One work-item per line copies the line into scratch (values as CT, positions as long) and
+ * rearranges it there with the same comparisons and swaps as PyTorch's CPU kernels, so the
+ * position chosen among equal values is the CPU's. Outputs hold one element per line.
+ */
+#define SEL_SWAP(a, b)          \
+  do {                          \
+    long sa_ = (a), sb_ = (b);  \
+    CT tv_ = v[sa_];            \
+    v[sa_] = v[sb_];            \
+    v[sb_] = tv_;               \
+    long ti_ = ix[sa_];         \
+    ix[sa_] = ix[sb_];          \
+    ix[sb_] = ti_;              \
+  } while (0)
+
+inline void sel_load(__global const uchar *in, const scan_geom *g, long io, __global CT *v,
+                     __global long *ix) {
+  for (long j = 0; j < g->n; j++) {
+    v[j] = LOAD(in, io + j * g->in_dstride);
+    ix[j] = j;
+  }
+}
+
+/* NaN ranks above every number (torch.kthvalue's order). */
+inline int sel_above(CT x, CT y) { return (IS_NAN(x) && !IS_NAN(y)) || x > y; }
+
+/* Quickselect of position k: the pivot is the median of the first, middle and last entries,
+ * partitioned by two scans towards each other; only the side holding k goes on. */
+__kernel void sel_kth(BUF(in), BUF(vs), BUF(is), BUF(out), BUF(outi), scan_geom g, long k) {
+  long line = get_global_id(0);
+  if (line >= g.nlines) return;
+  long io, oo;
+  line_offsets(&g, line, &io, &oo);
+  __global CT *v = (__global CT *)PTR(vs) + line * g.n;
+  __global long *ix = (__global long *)PTR(is) + line * g.n;
+  sel_load(PTR(in), &g, io, v, ix);
+  long lo = 0, hi = g.n - 1;
+  while (hi > lo) {
+    if (hi == lo + 1) {
+      if (sel_above(v[lo], v[hi])) SEL_SWAP(lo, hi);
+      break;
+    }
+    SEL_SWAP((lo + hi) >> 1, lo + 1);
+    if (sel_above(v[lo + 1], v[hi])) SEL_SWAP(lo + 1, hi);
+    if (sel_above(v[lo], v[hi])) SEL_SWAP(lo, hi);
+    if (sel_above(v[lo + 1], v[lo])) SEL_SWAP(lo + 1, lo);
+    long i = lo + 1, j = hi;
+    CT pivot = v[lo];
+    for (;;) {
+      do i++; while (sel_above(pivot, v[i]));
+      do j--; while (sel_above(v[j], pivot));
+      if (j < i) break;
+      SEL_SWAP(i, j);
+    }
+    SEL_SWAP(lo, j);
+    if (j <= k) lo = i;
+    if (j >= k) hi = j - 1;
+  }
+  STORE(PTR(out), oo, v[k]);
+  ST_I64(PTR(outi), oo, ix[k]);
+}
+
+/*
+ * torch.mode sorts (value, position) pairs by value with the C++ library's introsort, then
+ * takes the last pair of the longest run. The introsort below makes the same moves: partitions
+ * around the median of three until a range has at most 16 entries (heapsort past the depth
+ * limit), then one insertion sort pass.
+ */
+#define SEL_SMALL 16
+
+inline void sel_median_first(__global CT *v, __global long *ix, long r, long a, long b, long c) {
+  if (v[a] < v[b]) {
+    if (v[b] < v[c]) SEL_SWAP(r, b);
+    else if (v[a] < v[c]) SEL_SWAP(r, c);
+    else SEL_SWAP(r, a);
+  } else if (v[a] < v[c]) {
+    SEL_SWAP(r, a);
+  } else if (v[b] < v[c]) {
+    SEL_SWAP(r, c);
+  } else {
+    SEL_SWAP(r, b);
+  }
+}
+
+/* Sift the value (pv, pi) down from `hole` in the heap v[0, len), then back up. */
+inline void sel_sift(__global CT *v, __global long *ix, long hole, long len, CT pv, long pi) {
+  long top = hole, child = hole;
+  while (child < (len - 1) / 2) {
+    child = 2 * (child + 1);
+    if (v[child] < v[child - 1]) child--;
+    v[hole] = v[child];
+    ix[hole] = ix[child];
+    hole = child;
+  }
+  if ((len & 1) == 0 && child == (len - 2) / 2) {
+    child = 2 * (child + 1);
+    v[hole] = v[child - 1];
+    ix[hole] = ix[child - 1];
+    hole = child - 1;
+  }
+  long parent = (hole - 1) / 2;
+  while (hole > top && v[parent] < pv) {
+    v[hole] = v[parent];
+    ix[hole] = ix[parent];
+    hole = parent;
+    parent = (hole - 1) / 2;
+  }
+  v[hole] = pv;
+  ix[hole] = pi;
+}
+
+inline void sel_heapsort(__global CT *v, __global long *ix, long len) {
+  if (len < 2) return;
+  for (long parent = (len - 2) / 2;; parent--) {
+    sel_sift(v, ix, parent, len, v[parent], ix[parent]);
+    if (parent == 0) break;
+  }
+  for (long last = len - 1; last > 0; last--) {
+    CT pv = v[last];
+    long pi = ix[last];
+    v[last] = v[0];
+    ix[last] = ix[0];
+    sel_sift(v, ix, 0, last, pv, pi);
+  }
+}
+
+/* Inserts entry i into the sorted entries before it; `guarded` stops at `first`. */
+inline void sel_insert(__global CT *v, __global long *ix, long first, long i, int guarded) {
+  CT x = v[i];
+  long xi = ix[i];
+  long j = i;
+  if (guarded && x < v[first]) {
+    for (; j > first; j--) {
+      v[j] = v[j - 1];
+      ix[j] = ix[j - 1];
+    }
+  } else {
+    while (x < v[j - 1]) {
+      v[j] = v[j - 1];
+      ix[j] = ix[j - 1];
+      j--;
+    }
+  }
+  v[j] = x;
+  ix[j] = xi;
+}
+
+__kernel void sel_mode(BUF(in), BUF(vs), BUF(is), BUF(out), BUF(outi), scan_geom g) {
+  long line = get_global_id(0);
+  if (line >= g.nlines) return;
+  long io, oo, n = g.n;
+  line_offsets(&g, line, &io, &oo);
+  __global CT *v = (__global CT *)PTR(vs) + line * n;
+  __global long *ix = (__global long *)PTR(is) + line * n;
+  sel_load(PTR(in), &g, io, v, ix);
+  /* Pending ranges [first, last) with their remaining depth; each split pushes one side. */
+  long sf[128], sl[128], sd[128], top = 0, depth = 0;
+  for (long m = n; m > 1; m >>= 1) depth += 2;
+  sf[0] = 0;
+  sl[0] = n;
+  sd[0] = depth;
+  top = 1;
+  while (top > 0) {
+    top--;
+    long first = sf[top], last = sl[top], d = sd[top];
+    while (last - first > SEL_SMALL) {
+      if (d == 0) {
+        sel_heapsort(v + first, ix + first, last - first);
+        break;
+      }
+      d--;
+      sel_median_first(v, ix, first, first + 1, first + (last - first) / 2, last - 1);
+      long lo = first + 1, hi = last;
+      for (;;) {
+        while (v[lo] < v[first]) lo++;
+        hi--;
+        while (v[first] < v[hi]) hi--;
+        if (!(lo < hi)) break;
+        SEL_SWAP(lo, hi);
+        lo++;
+      }
+      sf[top] = lo;
+      sl[top] = last;
+      sd[top] = d;
+      top++;
+      last = lo;
+    }
+  }
+  long head = n > SEL_SMALL ? SEL_SMALL : n;
+  for (long i = 1; i < head; i++) sel_insert(v, ix, 0, i, 1);
+  for (long i = head; i < n; i++) sel_insert(v, ix, 0, i, 0);
+  CT mode = 0;
+  long modei = 0, run = 0, best = 0;
+  for (long i = 0; i < n; i++) {
+    run++;
+    if (i == n - 1 || v[i] != v[i + 1]) {
+      if (run > best) {
+        mode = v[i];
+        modei = ix[i];
+        best = run;
+      }
+      run = 0;
+    }
+  }
+  STORE(PTR(out), oo, mode);
+  ST_I64(PTR(outi), oo, modei);
+}

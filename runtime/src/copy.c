@@ -1,5 +1,6 @@
 /* Copies between host memory and device addresses, and between device addresses. */
 #include "internal.h"
+#include "profiler_internal.h"
 
 /* The buffer behind a device address and the stream to use (the device's default if NULL). */
 static axon_status_t copy_target(const void *device_ptr, axon_stream_t *stream, cl_mem *mem,
@@ -16,9 +17,11 @@ axon_status_t axon_copy_h2d(void *dst, const void *src, size_t bytes, axon_strea
   cl_mem mem;
   size_t off;
   AXON_TRY(copy_target(dst, &stream, &mem, &off));
+  cl_event event;
   AXON_CL_CHECK(clEnqueueWriteBuffer(stream->queue, mem, blocking ? CL_TRUE : CL_FALSE, off, bytes,
-                                     src, 0, NULL, NULL),
+                                     src, 0, NULL, axon_profile_event(&event)),
                 "host-to-device copy");
+  axon_profile_commit(event, AXON_PROFILE_COPY, "copy host->device", stream, bytes);
   if (!blocking) clFlush(stream->queue);
   return AXON_SUCCESS;
 }
@@ -29,9 +32,11 @@ axon_status_t axon_copy_d2h(void *dst, const void *src, size_t bytes, axon_strea
   cl_mem mem;
   size_t off;
   AXON_TRY(copy_target(src, &stream, &mem, &off));
+  cl_event event;
   AXON_CL_CHECK(clEnqueueReadBuffer(stream->queue, mem, blocking ? CL_TRUE : CL_FALSE, off, bytes,
-                                    dst, 0, NULL, NULL),
+                                    dst, 0, NULL, axon_profile_event(&event)),
                 "device-to-host copy");
+  axon_profile_commit(event, AXON_PROFILE_COPY, "copy device->host", stream, bytes);
   if (!blocking) clFlush(stream->queue);
   return AXON_SUCCESS;
 }
@@ -42,7 +47,10 @@ axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes, axon_strea
   size_t doff, soff;
   AXON_TRY(copy_target(dst, &stream, &dmem, &doff));
   AXON_TRY(axon_resolve_mem(src, &smem, &soff));
-  AXON_CL_CHECK(clEnqueueCopyBuffer(stream->queue, smem, dmem, soff, doff, bytes, 0, NULL, NULL),
+  cl_event event;
+  AXON_CL_CHECK(clEnqueueCopyBuffer(stream->queue, smem, dmem, soff, doff, bytes, 0, NULL,
+                                    axon_profile_event(&event)),
                 "device-to-device copy");
+  axon_profile_commit(event, AXON_PROFILE_COPY, "copy device->device", stream, bytes);
   return AXON_SUCCESS;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "profiler_internal.h"
 
 #define CACHE_FORMAT_VERSION 1u
 #define CACHE_MAGIC "AXONPRG"
@@ -393,10 +394,13 @@ axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_
       st = axon_fail(err, "kernel \"%s\": argument %d: %s", name, i, axon_status_name(err));
   }
   if (k && st == AXON_SUCCESS) {
-    cl_int err =
-        clEnqueueNDRangeKernel(stream->queue, k, (cl_uint)dims, NULL, global, local, 0, NULL, NULL);
+    cl_event event;
+    cl_int err = clEnqueueNDRangeKernel(stream->queue, k, (cl_uint)dims, NULL, global, local, 0,
+                                        NULL, axon_profile_event(&event));
     if (err != CL_SUCCESS)
       st = axon_fail(err, "launching kernel \"%s\" failed: %s", name, axon_status_name(err));
+    else
+      axon_profile_commit(event, AXON_PROFILE_KERNEL, name, stream, 0);
   }
   pthread_mutex_unlock(&launch_lock);
   return st;

@@ -8,6 +8,8 @@
  */
 #include "launch_common.h" /* first: it fixes the OpenCL target version */
 
+#include "axon/host_task.h"
+
 #include <cblas.h>
 #include <clblast_c.h>
 #include <stdlib.h>
@@ -33,21 +35,16 @@ axon_gemm_path axon_gemm_path_for(axon_stream_t stream, axon_dtype dtype) {
 
 /* ---- host BLAS in a native kernel ---------------------------------------------------------- */
 
-/* Argument block copied by the driver; mems[] are replaced by the buffers' host addresses. */
-typedef struct native_gemm {
-  void *mems[3];
-  int slot[3]; /* which mems[] entry holds A, B, C */
-  size_t offset[3];
+typedef struct host_gemm_args {
   axon_gemm_desc d;
   axon_dtype dtype;
-} native_gemm;
+} host_gemm_args;
 
-static void CL_CALLBACK run_host_gemm(void *p) {
-  native_gemm *g = p;
+/* ptrs: A, B, C as host addresses (axon/host_task.h). */
+static void run_host_gemm(void *p, void *const *ptrs) {
+  const host_gemm_args *g = p;
   const axon_gemm_desc *d = &g->d;
-  char *a = (char *)g->mems[g->slot[0]] + g->offset[0];
-  char *b = (char *)g->mems[g->slot[1]] + g->offset[1];
-  char *c = (char *)g->mems[g->slot[2]] + g->offset[2];
+  char *a = ptrs[0], *b = ptrs[1], *c = ptrs[2];
   size_t es = axon_dtype_size(g->dtype);
   enum CBLAS_TRANSPOSE ta = d->trans_a ? CblasTrans : CblasNoTrans;
   enum CBLAS_TRANSPOSE tb = d->trans_b ? CblasTrans : CblasNoTrans;
@@ -65,42 +62,12 @@ static void CL_CALLBACK run_host_gemm(void *p) {
 }
 
 static axon_status_t host_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
-  native_gemm g;
+  host_gemm_args g;
   memset(&g, 0, sizeof g);
   g.d = *d;
   g.dtype = dtype;
-  const void *ptrs[3] = {d->a, d->b, d->c};
-  cl_mem mems[3];
-  uint64_t seq[3];
-  int nmem = 0;
-  /* Each distinct buffer once, in creation order: PoCL fills the k-th distinct buffer (in
-   * creation order) into the k-th location, whatever the pairing says. */
-  for (int i = 0; i < 3; i++) {
-    cl_mem mem;
-    AXON_TRY(axon_resolve_mem(ptrs[i], &mem, &g.offset[i]));
-    uint64_t s = axon_mem_sequence(ptrs[i]);
-    int at = 0;
-    while (at < nmem && seq[at] < s) at++;
-    if (at < nmem && mems[at] == mem) continue;
-    memmove(&mems[at + 1], &mems[at], (size_t)(nmem - at) * sizeof *mems);
-    memmove(&seq[at + 1], &seq[at], (size_t)(nmem - at) * sizeof *seq);
-    mems[at] = mem;
-    seq[at] = s;
-    nmem++;
-  }
-  const void *locs[3];
-  for (int i = 0; i < 3; i++) {
-    cl_mem mem;
-    size_t off;
-    axon_resolve_mem(ptrs[i], &mem, &off);
-    for (int k = 0; k < nmem; k++)
-      if (mems[k] == mem) g.slot[i] = k;
-  }
-  for (int k = 0; k < nmem; k++) locs[k] = &g.mems[k];
-  AXON_CL_CHECK(clEnqueueNativeKernel(stream->queue, run_host_gemm, &g, sizeof g, (cl_uint)nmem,
-                                      mems, locs, 0, NULL, NULL),
-                "clEnqueueNativeKernel (host BLAS)");
-  return AXON_SUCCESS;
+  const void *addrs[3] = {d->a, d->b, d->c};
+  return axon_host_task(stream, run_host_gemm, &g, sizeof g, addrs, 3);
 }
 
 /* ---- CLBlast ------------------------------------------------------------------------------- */

@@ -1,4 +1,5 @@
-/* Launches the reduction family (kernels/reduce.cl). */
+/* Launches the reduction family (kernels/reduce.cl). Besides the ops axon.h lists: "nansum", a
+ * sum that skips NaN (floating types). */
 #include <stdio.h>
 
 #include "launch_common.h"

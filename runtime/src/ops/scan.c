@@ -3,6 +3,8 @@
 
 #include "launch_common.h"
 
+#include "axon/select.h"
+
 /* Mirrors scan_geom in kernels/scan.cl. */
 typedef struct scan_geom {
   int64_t nlines, n, block, nblocks, ndim;
@@ -137,4 +139,42 @@ axon_status_t axon_sort(axon_stream_t stream, axon_dtype dtype, const axon_scan_
   if (keys) axon_free(keys);
   if (pos) axon_free(pos);
   return st;
+}
+
+/* kthvalue / mode: one work-item per line over scratch copies of the lines (values in the
+ * compute type, positions as int64). k < 0 selects the mode. */
+static axon_status_t select_lines(axon_stream_t stream, axon_dtype dtype, const axon_scan_desc *d,
+                                  int64_t k) {
+  scan_geom g;
+  AXON_TRY(make_scan_geom(d, &g));
+  if (g.nlines == 0 || g.n == 0) return AXON_SUCCESS;
+  if (!d->in || !d->out || !d->out_index)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "kthvalue/mode: missing buffer");
+  if (k >= g.n) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "kthvalue: k out of range");
+  axon_program_t program;
+  AXON_TRY(family_program(stream, "scan", dtype, &program));
+  int64_t total = g.nlines * g.n;
+  int device = axon_stream_device(stream);
+  void *vals = NULL, *pos = NULL;
+  axon_status_t st = axon_malloc(device, (size_t)total * compute_size(dtype), stream, &vals);
+  if (st == AXON_SUCCESS) st = axon_malloc(device, (size_t)total * 8, stream, &pos);
+  if (st == AXON_SUCCESS) {
+    axon_arg a[] = {buffer_arg(d->in),      buffer_arg(vals),         buffer_arg(pos),
+                    buffer_arg(d->out),     buffer_arg(d->out_index), bytes_arg(&g, sizeof g),
+                    bytes_arg(&k, sizeof k)};
+    st = launch_1d(stream, program, k < 0 ? "sel_mode" : "sel_kth", g.nlines, a, k < 0 ? 6 : 7);
+  }
+  if (vals) axon_free(vals);
+  if (pos) axon_free(pos);
+  return st;
+}
+
+axon_status_t axon_kthvalue(axon_stream_t stream, axon_dtype dtype, const axon_scan_desc *d,
+                            int64_t k) {
+  if (k < 0) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "kthvalue: k out of range");
+  return select_lines(stream, dtype, d, k);
+}
+
+axon_status_t axon_mode(axon_stream_t stream, axon_dtype dtype, const axon_scan_desc *d) {
+  return select_lines(stream, dtype, d, -1);
 }
