@@ -368,6 +368,18 @@ void record_stream(at::Tensor& self, at::Stream stream) {
   if (base) AXON_CHECK(axon_record_stream(base, runtime_stream(stream)));
 }
 
+// Whether `self` may take over `from`'s storage by `param.data = from` (Module.to() does this so
+// that a Parameter keeps its identity: tied weights stay tied). c10's built-in answer knows only
+// the in-tree dense backends; CPU and axon strided tensors are just as compatible.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto dense = [](const at::Tensor& t) {
+    return t.layout() == at::kStrided &&
+           (t.is_cpu() || t.device().type() == c10::DeviceType::PrivateUse1);
+  };
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set()) ||
+         (dense(self) && dense(from));
+}
+
 }  // namespace
 
 // The counted fallback for glue that declines an op at run time (ops_linalg.cpp on devices
@@ -402,6 +414,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from_and_resize", copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);
   m.impl("record_stream", record_stream);
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

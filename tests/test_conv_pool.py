@@ -299,7 +299,7 @@ def test_small_cnn_training_step():
     x, y = make_cpu((4, 3, 12, 12)), torch.randint(0, 5, (4,))
     loss = F.cross_entropy(net(x), y)
     loss.backward()
-    grads = [p.grad for p in net.parameters()]
+    grads = [p.grad.clone() for p in net.parameters()]  # .to() moves the grads too
     net = net.to("axon")
     for p, v in zip(net.parameters(), ax, strict=True):
         p.data.copy_(v.to("axon"))

@@ -65,7 +65,7 @@ def test_bit_identical_runs_matching_cpu(case):
     second = CASES[case](DEV)
     torch.manual_seed(0)
     reference = CASES[case]("cpu")
-    for a, b, ref in zip(first, second, reference):
+    for a, b, ref in zip(first, second, reference, strict=True):
         assert torch.equal(a.cpu(), b.cpu()), "two runs differ"
         torch.testing.assert_close(a.cpu(), ref, rtol=1e-4, atol=1e-5)
     assert torch.axon.fallback_ops() == {}

@@ -74,6 +74,19 @@ def test_out_of_memory_is_recoverable():
     assert torch.ones(4, device=DEV).sum().item() == 4.0
 
 
+def test_module_to_keeps_tied_weights_tied():
+    embed = torch.nn.Embedding(10, 4)
+    head = torch.nn.Linear(4, 10, bias=False)
+    head.weight = embed.weight
+    model = torch.nn.ModuleDict({"embed": embed, "head": head})
+    weight = embed.weight
+    model.to(DEV)
+    assert model["embed"].weight is model["head"].weight is weight
+    assert weight.device.type == DEV
+    model.to("cpu")
+    assert model["embed"].weight is model["head"].weight is weight and weight.is_cpu
+
+
 # ---- streams and events ---------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "profiler_internal.h"
 
 /* The block the driver copies; the caller's arguments follow it (max-aligned). */
 typedef struct host_task_block {
@@ -87,10 +88,14 @@ axon_status_t axon_host_task(axon_stream_t stream, axon_host_fn fn, const void *
   const void *locs[AXON_HOST_TASK_MAX_PTRS];
   for (int k = 0; k < nmem; k++) locs[k] = &b->mems[k];
   if (st == AXON_SUCCESS) {
+    cl_event event;
     cl_int err = clEnqueueNativeKernel(stream->queue, run_host_task, b, size, (cl_uint)nmem,
-                                       nmem ? mems : NULL, nmem ? locs : NULL, 0, NULL, NULL);
+                                       nmem ? mems : NULL, nmem ? locs : NULL, 0, NULL,
+                                       axon_profile_event(&event));
     if (err != CL_SUCCESS)
       st = axon_fail(err, "clEnqueueNativeKernel (host task) failed: %s", axon_status_name(err));
+    else
+      axon_profile_commit(event, AXON_PROFILE_HOST_TASK, "host BLAS/LAPACK", stream, 0);
   }
   free(b);
   return st;

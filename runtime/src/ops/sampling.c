@@ -36,7 +36,6 @@ static const sampling_kernel kernels[] = {
     {"multilabel_margin", 4, 0},
     {"multilabel_margin_backward", 5, 0},
     {"ctc_alpha", 7, 1},
-    {"ctc_grad", 10, 1},
     {"pdist", 2, 0},
     {"pdist_backward", 4, 0},
     {"cdist", 3, 0},
