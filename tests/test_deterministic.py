@@ -12,6 +12,7 @@ DEV = "axon"
 def deterministic():
     before = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
+    torch.axon.fallback_ops(reset=True)
     yield
     torch.use_deterministic_algorithms(before)
 

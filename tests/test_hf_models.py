@@ -79,7 +79,7 @@ def test_forward_backward_match_cpu(name):
     torch.testing.assert_close(axon_out.loss.cpu(), cpu_out.loss, rtol=1e-4, atol=1e-4)
     cpu_out.loss.backward()
     axon_out.loss.backward()
-    for (pname, p_cpu), p_axon in zip(cpu_model.named_parameters(), axon_model.parameters()):
+    for (pname, p_cpu), p_axon in zip(cpu_model.named_parameters(), axon_model.parameters(), strict=True):
         if p_cpu.grad is None:
             assert p_axon.grad is None, pname
             continue
