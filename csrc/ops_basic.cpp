@@ -362,8 +362,8 @@ void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
 void record_stream(at::Tensor& self, at::Stream stream) {
   TORCH_CHECK(stream.device_type() == c10::DeviceType::PrivateUse1,
               "record_stream: expected an axon stream, got one on ", stream.device());
-  TORCH_CHECK(stream.device() == self.device(), "record_stream: the stream is on ",
-              stream.device(), " but the tensor is on ", self.device());
+  TORCH_CHECK(stream.device() == self.device(), "record_stream: the stream is on ", stream.device(),
+              " but the tensor is on ", self.device());
   void* base = self.storage().mutable_data();
   if (base) AXON_CHECK(axon_record_stream(base, runtime_stream(stream)));
 }

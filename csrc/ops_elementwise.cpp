@@ -131,13 +131,14 @@ Tensor& run_elementwise(const char* op, Tensor& out, std::initializer_list<Tenso
 
 Tensor& unary(const char* op, const Tensor& self, Tensor& out, Promote promote, double alpha,
               double beta) {
-  return run_elementwise(op, out, {self}, compute_type({self}, {}, promote), Output::Compute, alpha, beta);
+  return run_elementwise(op, out, {self}, compute_type({self}, {}, promote), Output::Compute, alpha,
+                         beta);
 }
 
 Tensor& binary(const char* op, const Tensor& a, const Tensor& b, Tensor& out, Promote promote,
                double alpha, double beta) {
-  return run_elementwise(op, out, {a, b}, compute_type({a, b}, {}, promote), Output::Compute,
-                         alpha, beta);
+  return run_elementwise(op, out, {a, b}, compute_type({a, b}, {}, promote), Output::Compute, alpha,
+                         beta);
 }
 
 namespace {
@@ -147,7 +148,8 @@ Tensor& compare(const char* op, const Tensor& a, const Tensor& b, Tensor& out) {
 }
 
 Tensor& compare_scalar(const char* op, const Tensor& a, const Scalar& b, Tensor& out) {
-  return run_elementwise(op, out, {a}, compute_type({a}, {b}, Promote::Same), Output::Bool, 0, 0, {b});
+  return run_elementwise(op, out, {a}, compute_type({a}, {b}, Promote::Same), Output::Bool, 0, 0,
+                         {b});
 }
 
 // Functional and in-place forms for the few non-structured ops.
@@ -251,7 +253,8 @@ Tensor& clamp_out(const Tensor& self, const std::optional<Scalar>& lo,
   }
   const Scalar& bound = lo ? *lo : *hi;
   at::ScalarType t = compute_type({self}, {bound}, Promote::Same);
-  return run_elementwise(lo ? "clamp_min" : "clamp_max", out, {self}, t, Output::Compute, 0, 0, {bound});
+  return run_elementwise(lo ? "clamp_min" : "clamp_max", out, {self}, t, Output::Compute, 0, 0,
+                         {bound});
 }
 
 Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
@@ -259,7 +262,8 @@ Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
   bool has_lo = lo.has_value() && lo->defined(), has_hi = hi.has_value() && hi->defined();
   TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
   if (has_lo && has_hi)
-    return run_elementwise("clamp", out, {self, *lo, *hi}, compute_type({self, *lo, *hi}, {}, Promote::Same));
+    return run_elementwise("clamp", out, {self, *lo, *hi},
+                           compute_type({self, *lo, *hi}, {}, Promote::Same));
   const Tensor& bound = has_lo ? *lo : *hi;
   return binary(has_lo ? "clamp_min" : "clamp_max", self, bound, out);
 }
@@ -329,20 +333,23 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("addcmul.out",
          [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
             Tensor& out) -> Tensor& {
-           return run_elementwise("addcmul", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::Same),
-                      Output::Compute, v.toDouble());
+           return run_elementwise("addcmul", out, {s, a, b},
+                                  compute_type({s, a, b}, {}, Promote::Same), Output::Compute,
+                                  v.toDouble());
          });
   m.impl("addcdiv.out",
          [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
             Tensor& out) -> Tensor& {
-           return run_elementwise("addcdiv", out, {s, a, b}, compute_type({s, a, b}, {}, Promote::IntToFloat),
-                      Output::Compute, v.toDouble());
+           return run_elementwise("addcdiv", out, {s, a, b},
+                                  compute_type({s, a, b}, {}, Promote::IntToFloat), Output::Compute,
+                                  v.toDouble());
          });
   m.impl("lerp.Scalar_out", lerp_scalar_out);
-  m.impl("lerp.Tensor_out",
-         [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
-           return run_elementwise("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
-         });
+  m.impl(
+      "lerp.Tensor_out",
+      [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
+        return run_elementwise("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
+      });
   OUT2("pow.Tensor_Tensor_out", "pow", Same);
   m.impl("pow.Tensor_Scalar_out", pow_tensor_scalar_out);
   m.impl("pow.Scalar_out", pow_scalar_out);
@@ -487,14 +494,14 @@ Tensor& ax_nan_to_num_out(const Tensor& self, std::optional<double> nan,
     lo = double(std::numeric_limits<scalar_t>::lowest());
   });
   return run_elementwise("nan_to_num", out, {self}, t, Output::Compute, posinf.value_or(hi),
-             neginf.value_or(lo), {Scalar(nan.value_or(0.0))});
+                         neginf.value_or(lo), {Scalar(nan.value_or(0.0))});
 }
 
 Tensor& ax_elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
                    const Scalar& input_scale, Tensor& out) {
   at::ScalarType t = compute_type({self}, {}, Promote::Same);
   return run_elementwise("elu", out, {self}, t, Output::Compute, alpha.toDouble(), scale.toDouble(),
-             {input_scale});
+                         {input_scale});
 }
 
 Tensor& ax_elu_backward_out(const Tensor& grad, const Scalar& alpha, const Scalar& scale,
@@ -505,8 +512,9 @@ Tensor& ax_elu_backward_out(const Tensor& grad, const Scalar& alpha, const Scala
               "with a negative slope which is not supported. This is caused by calling in-place "
               "forward function with a negative slope, please call out-of-place version instead.");
   at::ScalarType t = compute_type({grad, self_or_result}, {}, Promote::Same);
-  return run_elementwise(is_result ? "elu_backward_result" : "elu_backward", out, {grad, self_or_result}, t,
-             Output::Compute, alpha.toDouble(), scale.toDouble(), {input_scale});
+  return run_elementwise(is_result ? "elu_backward_result" : "elu_backward", out,
+                         {grad, self_or_result}, t, Output::Compute, alpha.toDouble(),
+                         scale.toDouble(), {input_scale});
 }
 
 Tensor& ax_hardswish_out(const Tensor& self, Tensor& out) {

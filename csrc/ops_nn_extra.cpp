@@ -3,6 +3,7 @@
 // pooling (kernels of runtime/kernels/sampling.cl), and max unpooling and embedding renorm
 // (composed of native scatter / index ops). Shapes, checks and layouts here; the arithmetic runs
 // on the device.
+#include <ATen/Context.h>
 #include <ATen/Operators.h>
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/Resize.h>
@@ -114,6 +115,8 @@ Tensor& resample_backward_out(const Tensor& grad, at::IntArrayRef output_size,
                               at::IntArrayRef input_size, bool align_corners, OptD sh, OptD sw,
                               Tensor& grad_input) {
   c10::DeviceGuard guard(grad.device());
+  // The kernel scatters with a compare-and-swap float add: the sum order varies run to run.
+  at::globalContext().alertNotDeterministic(Kernel);
   check_resample(input_size, output_size);
   check_float(grad, CpuName, Reduced);
   TORCH_CHECK(grad.dim() == 4 && grad.size(0) == input_size[0] && grad.size(1) == input_size[1] &&
@@ -231,6 +234,10 @@ std::tuple<Tensor, Tensor> grid_sampler_backward(const Tensor& grad, const Tenso
                                                  bool align_corners,
                                                  std::array<bool, 2> output_mask) {
   c10::DeviceGuard guard(input.device());
+  // The input gradient scatters with a compare-and-swap float add (order varies run to run).
+  if (output_mask[0])
+    at::globalContext().alertNotDeterministic(ND == 2 ? "grid_sampler_2d_backward_axon"
+                                                      : "grid_sampler_3d_backward_axon");
   check_grid(input, grid, mode, padding, ND);
   Tensor acc = at::zeros(input.sizes(), input.options().dtype(acc_type(input.scalar_type())));
   Tensor grad_grid = at::empty(grid.sizes(), grid.options());

@@ -34,7 +34,8 @@ class Session : public libkineto::IActivityProfilerSession {
   void start() override {
     axon_status_t st = axon_profiler_start();
     if (st != AXON_SUCCESS) errors_.push_back(axon_last_error());
-    status_ = st == AXON_SUCCESS ? libkineto::TraceStatus::RECORDING : libkineto::TraceStatus::ERROR;
+    status_ =
+        st == AXON_SUCCESS ? libkineto::TraceStatus::RECORDING : libkineto::TraceStatus::ERROR;
   }
 
   void stop() override {
@@ -88,7 +89,8 @@ class Session : public libkineto::IActivityProfilerSession {
       act.addMetadataQuoted("device", "axon:" + std::to_string(r.device));
       act.addMetadataQuoted("stream", std::to_string(r.stream));
       if (r.kind == AXON_PROFILE_COPY) act.addMetadataQuoted("bytes", std::to_string(r.bytes));
-      if (r.kind == AXON_PROFILE_HOST_TASK) act.addMetadataQuoted("runs on", "host, in queue order");
+      if (r.kind == AXON_PROFILE_HOST_TASK)
+        act.addMetadataQuoted("runs on", "host, in queue order");
       act.log(logger);
     }
   }
@@ -103,10 +105,9 @@ class Session : public libkineto::IActivityProfilerSession {
     for (const axon_profile_record& r : records_) streams.insert({r.device, r.stream});
     std::vector<libkineto::ResourceInfo> infos;
     for (const auto& [device, stream] : streams)
-      infos.push_back(libkineto::ResourceInfo{static_cast<int64_t>(stream),
-                                              static_cast<int64_t>(stream), device,
-                                              "axon:" + std::to_string(device) + " stream " +
-                                                  std::to_string(stream)});
+      infos.push_back(libkineto::ResourceInfo{
+          static_cast<int64_t>(stream), static_cast<int64_t>(stream), device,
+          "axon:" + std::to_string(device) + " stream " + std::to_string(stream)});
     return infos;
   }
 
@@ -124,7 +125,8 @@ class Profiler : public libkineto::IActivityProfiler {
   const std::string& name() const override { return name_; }
   const std::set<ActivityType>& availableActivities() const override { return activities_; }
   std::unique_ptr<libkineto::IActivityProfilerSession> configure(
-      const std::set<ActivityType>& /*activity_types*/, const libkineto::Config& /*config*/) override {
+      const std::set<ActivityType>& /*activity_types*/,
+      const libkineto::Config& /*config*/) override {
     return std::make_unique<Session>();
   }
   std::unique_ptr<libkineto::IActivityProfilerSession> configure(

