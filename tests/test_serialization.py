@@ -63,3 +63,17 @@ def test_safetensors_roundtrip(tmp_path):
     loaded = {k: v.to("axon") for k, v in safetensors.load_file(str(path)).items()}
     for k, v in weights.items():
         assert loaded[k].device.type == "axon" and torch.equal(loaded[k].cpu(), v.cpu())
+
+
+def test_dlpack_capsule_round_trip_shares_memory():
+    from torch.utils.dlpack import from_dlpack, to_dlpack
+
+    x = torch.arange(6.0, device="axon").reshape(2, 3)
+    y = from_dlpack(to_dlpack(x))
+    assert y.device == x.device and y.data_ptr() == x.data_ptr()
+    y[0, 0] = 42.0  # one memory: the write shows through x
+    assert x[0, 0].item() == 42.0
+    # The protocol form (torch.from_dlpack(tensor)) goes through Tensor.__dlpack_device__,
+    # which PyTorch implements for its in-tree devices only.
+    with pytest.raises((ValueError, RuntimeError, BufferError)):
+        torch.from_dlpack(x)
