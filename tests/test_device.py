@@ -94,6 +94,12 @@ def test_float64_follows_the_device():
             torch.zeros(2, dtype=torch.float64, device="axon")
 
 
+def test_nested_tensor_ops_are_a_clear_error():
+    nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)], device="axon")
+    with pytest.raises(NotImplementedError, match="NestedTensor"):
+        nested * 2
+
+
 def test_sparse_layout_is_a_clear_error():
     with pytest.raises((NotImplementedError, RuntimeError), match="(?i)sparse|layout|not supported|not implemented"):
         torch.zeros(2, 2).to_sparse().to("axon")
