@@ -475,6 +475,40 @@ Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices
   return out;
 }
 
+// Registration shapes of the pooling ops, per dimensionality ND (2 or 3).
+template <int ND>
+Tensor& avg_pool_out(const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+                     bool /*ceil_mode: in the output size*/, bool include_pad,
+                     std::optional<int64_t> divisor, Tensor& out) {
+  avg_pool_fwd(self, k, s, p, include_pad, divisor, out, ND);
+  return out;
+}
+template <int ND>
+Tensor& avg_pool_backward_out(const Tensor& g, const Tensor& self, at::IntArrayRef k,
+                              at::IntArrayRef s, at::IntArrayRef p, bool, bool include_pad,
+                              std::optional<int64_t> divisor, Tensor& gi) {
+  avg_pool_bwd(g, self, k, s, p, include_pad, divisor, gi, ND);
+  return gi;
+}
+template <int ND>
+Tensor adaptive_avg_pool_nd(const Tensor& self, at::IntArrayRef output_size) {
+  return adaptive_avg_pool(self, output_size, ND);
+}
+template <int ND>
+Tensor adaptive_avg_pool_backward_nd(const Tensor& g, const Tensor& self) {
+  return adaptive_avg_pool_backward(g, self, ND);
+}
+template <int ND>
+std::tuple<Tensor&, Tensor&> adaptive_max_pool_out_nd(const Tensor& self, at::IntArrayRef,
+                                                      Tensor& out, Tensor& ind) {
+  return adaptive_max_pool_out(self, out, ind, ND);
+}
+template <int ND>
+Tensor& adaptive_max_pool_backward_out_nd(const Tensor& g, const Tensor& self, const Tensor& ind,
+                                          Tensor& gi) {
+  return adaptive_max_pool_backward_out(g, self, ind, gi, ND);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -490,57 +524,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("max_pool3d_with_indices.out", max_pool3d_out);
   m.impl("max_pool3d_with_indices_backward", max_pool3d_backward);
   m.impl("max_pool3d_with_indices_backward.grad_input", max_pool3d_backward_out);
-  // average pooling
-  m.impl("avg_pool2d.out",
-         [](const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool,
-            bool inc, std::optional<int64_t> div, Tensor& out) -> Tensor& {
-           avg_pool_fwd(self, k, s, p, inc, div, out, 2);
-           return out;
-         });
-  m.impl("avg_pool2d_backward.grad_input",
-         [](const Tensor& g, const Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
-            at::IntArrayRef p, bool, bool inc, std::optional<int64_t> div, Tensor& gi) -> Tensor& {
-           avg_pool_bwd(g, self, k, s, p, inc, div, gi, 2);
-           return gi;
-         });
-  m.impl("avg_pool3d.out",
-         [](const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool,
-            bool inc, std::optional<int64_t> div, Tensor& out) -> Tensor& {
-           avg_pool_fwd(self, k, s, p, inc, div, out, 3);
-           return out;
-         });
-  m.impl("avg_pool3d_backward.grad_input",
-         [](const Tensor& g, const Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
-            at::IntArrayRef p, bool, bool inc, std::optional<int64_t> div, Tensor& gi) -> Tensor& {
-           avg_pool_bwd(g, self, k, s, p, inc, div, gi, 3);
-           return gi;
-         });
-  // adaptive average pooling
-  m.impl("_adaptive_avg_pool2d",
-         [](const Tensor& self, at::IntArrayRef os) { return adaptive_avg_pool(self, os, 2); });
-  m.impl("_adaptive_avg_pool2d_backward", [](const Tensor& g, const Tensor& self) {
-    return adaptive_avg_pool_backward(g, self, 2);
-  });
-  m.impl("_adaptive_avg_pool3d",
-         [](const Tensor& self, at::IntArrayRef os) { return adaptive_avg_pool(self, os, 3); });
-  m.impl("_adaptive_avg_pool3d_backward", [](const Tensor& g, const Tensor& self) {
-    return adaptive_avg_pool_backward(g, self, 3);
-  });
-  // adaptive max pooling
-  m.impl("adaptive_max_pool2d.out",
-         [](const Tensor& self, at::IntArrayRef, Tensor& out, Tensor& ind)
-             -> std::tuple<Tensor&, Tensor&> { return adaptive_max_pool_out(self, out, ind, 2); });
-  m.impl("adaptive_max_pool3d.out",
-         [](const Tensor& self, at::IntArrayRef, Tensor& out, Tensor& ind)
-             -> std::tuple<Tensor&, Tensor&> { return adaptive_max_pool_out(self, out, ind, 3); });
-  m.impl("adaptive_max_pool2d_backward.grad_input",
-         [](const Tensor& g, const Tensor& self, const Tensor& ind, Tensor& gi) -> Tensor& {
-           return adaptive_max_pool_backward_out(g, self, ind, gi, 2);
-         });
-  m.impl("adaptive_max_pool3d_backward.grad_input",
-         [](const Tensor& g, const Tensor& self, const Tensor& ind, Tensor& gi) -> Tensor& {
-           return adaptive_max_pool_backward_out(g, self, ind, gi, 3);
-         });
+  // average and adaptive pooling: one registration per dimensionality, from the templates above
+  m.impl("avg_pool2d.out", avg_pool_out<2>);
+  m.impl("avg_pool3d.out", avg_pool_out<3>);
+  m.impl("avg_pool2d_backward.grad_input", avg_pool_backward_out<2>);
+  m.impl("avg_pool3d_backward.grad_input", avg_pool_backward_out<3>);
+  m.impl("_adaptive_avg_pool2d", adaptive_avg_pool_nd<2>);
+  m.impl("_adaptive_avg_pool3d", adaptive_avg_pool_nd<3>);
+  m.impl("_adaptive_avg_pool2d_backward", adaptive_avg_pool_backward_nd<2>);
+  m.impl("_adaptive_avg_pool3d_backward", adaptive_avg_pool_backward_nd<3>);
+  m.impl("adaptive_max_pool2d.out", adaptive_max_pool_out_nd<2>);
+  m.impl("adaptive_max_pool3d.out", adaptive_max_pool_out_nd<3>);
+  m.impl("adaptive_max_pool2d_backward.grad_input", adaptive_max_pool_backward_out_nd<2>);
+  m.impl("adaptive_max_pool3d_backward.grad_input", adaptive_max_pool_backward_out_nd<3>);
   // nearest and nearest-exact: the same six registrations with another mode.
 #define AXON_NEAREST_FAMILY(prefix, mode)                                                          \
   m.impl(prefix "1d.out",                                                                          \

@@ -27,27 +27,28 @@ typedef struct smp_params {
 
 #ifdef IS_FLOAT
 
+/* Float add into global memory by compare-and-swap on the value's bit pattern (an integer of
+ * the same width): the scatter of the resampling and grid-sampler gradients. */
 #ifdef DT_F64
-inline void acc_add(__global uchar *p, long i, CT v) {
-  if (v == 0) return;
-  volatile __global long *a = (volatile __global long *)p + i;
-  long old = *a, seen;
-  do {
-    seen = old;
-    old = atom_cmpxchg(a, seen, as_long(as_double(seen) + v));
-  } while (old != seen);
-}
+#define ACC_BITS long
+#define ACC_CMPXCHG atom_cmpxchg
+#define ACC_AS_BITS as_long
+#define ACC_AS_VALUE as_double
 #else
+#define ACC_BITS int
+#define ACC_CMPXCHG atomic_cmpxchg
+#define ACC_AS_BITS as_int
+#define ACC_AS_VALUE as_float
+#endif
 inline void acc_add(__global uchar *p, long i, CT v) {
   if (v == 0) return;
-  volatile __global int *a = (volatile __global int *)p + i;
-  int old = *a, seen;
+  volatile __global ACC_BITS *a = (volatile __global ACC_BITS *)p + i;
+  ACC_BITS old = *a, seen;
   do {
     seen = old;
-    old = atomic_cmpxchg(a, seen, as_int(as_float(seen) + v));
+    old = ACC_CMPXCHG(a, seen, ACC_AS_BITS(ACC_AS_VALUE(seen) + v));
   } while (old != seen);
 }
-#endif
 
 inline long load_int(__global uchar *p, long i, int is_int32) {
   return is_int32 ? (long)LD_I32(p, i) : LD_I64(p, i);
