@@ -11,7 +11,8 @@ PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest
 # ccache's compiler links first: rebuilding the glue costs seconds instead of minutes.
 # The build imports torch; autoload is off there so a stale or broken installed Axon cannot
 # stop its own rebuild.
-BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0
+BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
+	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
 .PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage
 

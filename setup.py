@@ -24,7 +24,7 @@ setup(
     name="torch_axon",
     version="0.1.0",
     description="Any OpenCL device as a first-class PyTorch device",
-    packages=["torch_axon"],
+    packages=["torch_axon", "torch_axon.bench"],
     ext_modules=[
         CppExtension(
             "torch_axon._C",

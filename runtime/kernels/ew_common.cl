@@ -7,11 +7,19 @@
  */
 
 #define EW_SIG BUF(o), BUF(x), BUF(y), BUF(z), ew_geom g, CT s1, CT s2, CT s3, CT alpha, CT beta
+#ifdef EW_CONTIG
+/* Built for launches whose memory operands all walk one contiguous range (the runtime checks). */
+#define EW_BEGIN(n)                 \
+  long i = get_global_id(0);        \
+  if (i >= g.numel) return;         \
+  long off[4] = {i, i, i, i};
+#else
 #define EW_BEGIN(n)                 \
   long i = get_global_id(0);        \
   if (i >= g.numel) return;         \
   long off[4];                      \
   ew_offsets(&g, i, (n) + 1, off);
+#endif
 #define IN(k, buf, s) ((g.scalar_mask & (1 << ((k)-1))) ? (s) : LOAD(PTR(buf), off[k]))
 
 #define UNARY(name, OUT, expr)              \

@@ -23,6 +23,7 @@
 #define CACHE_MAGIC "AXONPRG"
 
 typedef struct kernel_entry {
+  uint64_t hash; /* of the name: compared before the name itself */
   char name[64];
   cl_kernel kernel;
 } kernel_entry;
@@ -36,8 +37,21 @@ struct axon_program {
   struct axon_program *next;
 };
 
+/* A kernel family already resolved on a device: (family, options) -> program. Launches look
+ * here first, so the hot path neither reassembles a family's source nor hashes its tens of
+ * kilobytes; only the first request of a family per device and process does. */
+typedef struct family_entry {
+  uint64_t hash;
+  char *family, *options;
+  struct axon_program *program;
+  struct family_entry *next;
+} family_entry;
+
+#define FAMILY_BUCKETS 256
+
 typedef struct axon_program_cache {
   struct axon_program *head;
+  family_entry *families[FAMILY_BUCKETS];
 } axon_program_cache;
 
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -69,6 +83,11 @@ static void hash_str(uint64_t key[2], const char *s) {
   size_t n = strlen(s) + 1; /* the terminator separates fields */
   key[0] = fnv1a(key[0], s, n);
   key[1] = fnv1a(key[1], s, n);
+}
+
+static uint64_t hash_name(const char *a, const char *b) {
+  uint64_t h = fnv1a(0xcbf29ce484222325ull, a, strlen(a) + 1);
+  return b ? fnv1a(h, b, strlen(b) + 1) : h;
 }
 
 static char cache_dir[1024];
@@ -320,10 +339,42 @@ static axon_status_t get_program(axon_device *d, const char *source, const char 
   return AXON_SUCCESS;
 }
 
+static axon_program_t family_find(axon_device *d, uint64_t hash, const char *family,
+                                   const char *options) {
+  pthread_mutex_lock(&cache_lock);
+  family_entry *e = d->programs->families[hash % FAMILY_BUCKETS];
+  while (e && (e->hash != hash || strcmp(e->family, family) || strcmp(e->options, options)))
+    e = e->next;
+  if (e) stats.memory_hits++;
+  pthread_mutex_unlock(&cache_lock);
+  return e ? e->program : NULL;
+}
+
+/* Best effort: without the entry, later requests take the slow path and still succeed. */
+static void family_remember(axon_device *d, uint64_t hash, const char *family,
+                            const char *options, axon_program_t program) {
+  family_entry *e = calloc(1, sizeof *e);
+  char *f = strdup(family), *o = strdup(options);
+  if (!e || !f || !o) {
+    free(e);
+    free(f);
+    free(o);
+    return;
+  }
+  *e = (family_entry){hash, f, o, program, NULL};
+  pthread_mutex_lock(&cache_lock);
+  e->next = d->programs->families[hash % FAMILY_BUCKETS];
+  d->programs->families[hash % FAMILY_BUCKETS] = e;
+  pthread_mutex_unlock(&cache_lock);
+}
+
 axon_status_t axon_program_get(int device, const char *family, const char *options,
                                axon_program_t *program) {
   axon_device *d;
   AXON_TRY(axon_device_get(device, &d));
+  if (!options) options = "";
+  uint64_t hash = hash_name(family, options);
+  if ((*program = family_find(d, hash, family, options))) return AXON_SUCCESS;
   char *source = family_source(family);
   if (!source)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "unknown kernel family \"%s\"%s", family,
@@ -332,6 +383,7 @@ axon_status_t axon_program_get(int device, const char *family, const char *optio
   snprintf(what, sizeof what, "kernel family \"%s\"", family);
   axon_status_t st = get_program(d, source, options, what, program);
   free(source);
+  if (st == AXON_SUCCESS) family_remember(d, hash, family, options, *program);
   return st;
 }
 
@@ -345,8 +397,10 @@ axon_status_t axon_program_from_source(int device, const char *source, const cha
 
 cl_kernel axon_program_kernel(axon_program_t program, const char *name, axon_status_t *status) {
   /* Called with the launch lock held, which also guards the kernel list. */
+  uint64_t hash = hash_name(name, NULL);
   for (int i = 0; i < program->nkernels; i++)
-    if (!strcmp(program->kernels[i].name, name)) return program->kernels[i].kernel;
+    if (program->kernels[i].hash == hash && !strcmp(program->kernels[i].name, name))
+      return program->kernels[i].kernel;
   cl_int err;
   cl_kernel k = clCreateKernel(program->program, name, &err);
   if (!k) {
@@ -360,6 +414,7 @@ cl_kernel axon_program_kernel(axon_program_t program, const char *name, axon_sta
     return NULL;
   }
   program->kernels = grown;
+  grown[program->nkernels].hash = hash;
   snprintf(grown[program->nkernels].name, sizeof grown->name, "%s", name);
   grown[program->nkernels++].kernel = k;
   return k;

@@ -2,6 +2,7 @@
 #ifndef AXON_LAUNCH_COMMON_H
 #define AXON_LAUNCH_COMMON_H
 
+#include <stdio.h>
 #include <string.h>
 
 #include "../internal.h"
@@ -60,15 +61,25 @@ static inline axon_arg bytes_arg(const void *value, size_t size) {
   return a;
 }
 
-/* The program of a kernel family built for a dtype on the stream's device. */
-static inline axon_status_t family_program(axon_stream_t stream, const char *family,
-                                           axon_dtype dtype, axon_program_t *program) {
+/* The program of a kernel family built for a dtype on the stream's device, with extra build
+ * options (NULL for none) that select a variant of the family. */
+static inline axon_status_t family_program_variant(axon_stream_t stream, const char *family,
+                                                   axon_dtype dtype, const char *extra,
+                                                   axon_program_t *program) {
   int device = axon_stream_device(stream);
   if (!axon_device_supports_dtype(device, dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE,
                      "%s is not supported on axon device %d (it lacks cl_khr_fp64)",
                      axon_dtype_name(dtype), device);
-  return axon_program_get(device, family, axon_dtype_macro(dtype), program);
+  char options[128];
+  snprintf(options, sizeof options, "%s%s%s", axon_dtype_macro(dtype), extra ? " " : "",
+           extra ? extra : "");
+  return axon_program_get(device, family, options, program);
+}
+
+static inline axon_status_t family_program(axon_stream_t stream, const char *family,
+                                           axon_dtype dtype, axon_program_t *program) {
+  return family_program_variant(stream, family, dtype, NULL, program);
 }
 
 /* Work-group size for 1-D launches: fixed, so each kernel is compiled for one size only. */
