@@ -1,5 +1,7 @@
 // torch_axon._C: the Python-facing functions of the device module. Thin: each calls the
 // runtime or the glue and converts the result.
+#include <chrono>
+
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
@@ -52,6 +54,52 @@ py::dict memory_stats(int index) {
   return d;
 }
 
+// A 1-D contiguous elementwise description over n elements of dst (and src, when given).
+axon_ew_desc line_desc(const at::Tensor& dst, const at::Tensor* src) {
+  TORCH_CHECK(dst.device().type() == c10::DeviceType::PrivateUse1 && dst.is_contiguous(),
+              "expected a contiguous axon tensor");
+  axon_ew_desc d{};
+  d.ndim = 1;
+  d.ninputs = src ? 1 : 0;
+  d.sizes[0] = dst.numel();
+  d.strides[0][0] = d.strides[1][0] = 1;
+  d.data[0] = dst.data_ptr();
+  if (src) {
+    TORCH_CHECK(src->is_contiguous() && src->numel() == dst.numel() &&
+                    src->scalar_type() == dst.scalar_type() && src->device() == dst.device(),
+                "expected a contiguous source like the destination");
+    d.data[1] = src->data_ptr();
+  }
+  return d;
+}
+
+// Benchmark ceilings (torch_axon.bench): the runtime's smallest launch, timed without PyTorch's
+// dispatcher: `count` fills of a one-element tensor, then one synchronisation (or one after
+// each launch when sync_each). Returns seconds per launch.
+double launch_latency(const at::Tensor& one, int count, bool sync_each) {
+  axon_ew_desc d = line_desc(one, nullptr);
+  d.sizes[0] = 1;
+  axon_stream_t s = stream_for(one);
+  axon_dtype t = to_axon_dtype(one.scalar_type());
+  check(axon_stream_sync(s), "launch latency");
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; i++) {
+    check(axon_elementwise(s, "fill", t, t, &d, 0, 0), "launch latency");
+    if (sync_each) check(axon_stream_sync(s), "launch latency");
+  }
+  check(axon_stream_sync(s), "launch latency");
+  std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count() / count;
+}
+
+// The device's copy ceiling as a kernel: dst = src through the plain copy (cast to the same
+// type) kernel, asynchronous like any op.
+void copy_kernel(at::Tensor& dst, const at::Tensor& src) {
+  axon_ew_desc d = line_desc(dst, &src);
+  axon_dtype t = to_axon_dtype(dst.scalar_type());
+  check(axon_cast(stream_for(dst), t, t, &d), "copy kernel");
+}
+
 }  // namespace
 }  // namespace axon
 
@@ -101,6 +149,8 @@ PYBIND11_MODULE(_C, m) {
                        : p == AXON_GEMM_CLBLAST ? "clblast"
                                                 : "kernel");
   });
+  m.def("_launch_latency", launch_latency);
+  m.def("_copy_kernel", copy_kernel);
   m.def("default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(default_generator(c10::DeviceIndex(i))));

@@ -106,7 +106,7 @@ def _build_mlp(device: str, quick: bool) -> Callable[[], object]:
 # ---- 2. GPT-style decoder training ---------------------------------------------------------------
 
 GPT = {
-    False: {"d_model": 384, "layers": 6, "heads": 6, "vocab": 16384, "seq": 256, "batch": 4},
+    False: {"d_model": 384, "layers": 6, "heads": 6, "vocab": 24576, "seq": 256, "batch": 4},
     True: {"d_model": 32, "layers": 2, "heads": 2, "vocab": 128, "seq": 16, "batch": 2},
 }
 
@@ -279,7 +279,7 @@ WORKLOADS: list[ModelWorkload] = [
     ),
     ModelWorkload(
         "gpt_train",
-        "GPT decoder training step (AdamW), 17M params, d 384, 6 layers, 6 heads, vocab 16384, batch 4 x seq 256",
+        "GPT decoder training step (AdamW), 20M params, d 384, 6 layers, 6 heads, vocab 24576, batch 4 x seq 256",
         "tokens/s",
         lambda quick: GPT[quick]["batch"] * GPT[quick]["seq"],
         _build_gpt,

@@ -1,0 +1,183 @@
+"""``python -m torch_axon.bench``: Axon against PyTorch's CPU backend, in one run.
+
+Measures the ceilings, then each operator and model workload on both backends (interleaved
+and repeated), checks the targets of docs/benchmarks.md and writes JSON, markdown and charts.
+``--quick`` shrinks every shape (a smoke test of the suite, not a measurement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+
+import torch
+
+from . import ceilings, models, ops, report
+from .timing import compare
+
+
+def machine() -> dict:
+    cpu = platform.processor() or "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        memory = 0.0
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "memory_gib": memory,
+        "os": platform.platform(terse=True),
+        "python": platform.python_version(),
+    }
+
+
+def _entry(timings: dict, work: float, per_call_units: float | None = None) -> dict:
+    """Per-backend figures from timings; rate = work (or units) per second, or us per call."""
+    out = {}
+    for label, t in timings.items():
+        rate = (per_call_units if per_call_units is not None else work) / t.median
+        if per_call_units is None:
+            rate = rate / 1e9 if work else t.median * 1e6
+        out[label] = {"rate": rate, **t.as_dict()}
+    return out
+
+
+def run_ops(args) -> list[dict]:
+    rows = []
+    for w in ops.workloads(args.quick):
+        if args.only and args.only not in w.name:
+            continue
+        timings = compare({d: (w.make(d), d) for d in ("cpu", "axon")}, args.repeats, args.sample_s)
+        entry = {"name": w.name, "group": w.group, "unit": w.unit, "work": w.work, **_entry(timings, w.work)}
+        entry["ratio"] = timings["cpu"].median / timings["axon"].median
+        rows.append(entry)
+        print(f"  {w.name:46s} cpu {_show(entry['cpu'], w.unit)}  axon {_show(entry['axon'], w.unit)}  "
+              f"ratio {entry['ratio']:.2f}x", flush=True)  # fmt: skip
+    return rows
+
+
+def _show(e: dict, unit: str) -> str:
+    return f"{e['rate']:9.2f} {unit} ±{100 * e['spread']:3.0f}%"
+
+
+def run_models(args) -> list[dict]:
+    rows = []
+    for w in models.WORKLOADS:
+        if args.only and args.only not in w.name:
+            continue
+        entry = {"name": w.name, "title": w.title, "unit": w.unit}
+        try:
+            steps = {d: (w.build(d, args.quick), d) for d in ("cpu", "axon")}
+        except RuntimeError as e:  # an optional dependency (transformers) is missing
+            entry["skipped"] = str(e)
+            rows.append(entry)
+            print(f"  {w.name:46s} skipped: {e}", flush=True)
+            continue
+        units = w.units_per_call(args.quick)
+        timings = compare(steps, args.model_repeats, args.sample_s, warmup=2)
+        entry.update(_entry(timings, 0.0, units))
+        entry["ratio"] = timings["cpu"].median / timings["axon"].median
+        entry["slowest_ops"] = models.slowest_ops(steps["axon"][0], "axon")
+        rows.append(entry)
+        print(f"  {w.name:46s} cpu {_show(entry['cpu'], w.unit)}  axon {_show(entry['axon'], w.unit)}  "
+              f"ratio {entry['ratio']:.2f}x  slowest: {entry['slowest_ops'][0]['op'] if entry['slowest_ops'] else '-'}",
+              flush=True)  # fmt: skip
+    return rows
+
+
+def targets(results: dict) -> list[dict]:
+    """The targets of issue 5 on the default device, judged on this run's own figures."""
+    out = []
+    ops_by_name = {w["name"]: w for w in results["ops"]}
+    c = results["ceilings"]
+    add = ops_by_name.get("add 4e+07")
+    if add:
+        share = add["axon"]["rate"] / c["copy_ceiling_gbps"]
+        out.append({
+            "target": "elementwise add at 4e7 elements >= 80% of the copy ceiling",
+            "measured": f"{add['axon']['rate']:.1f} GB/s = {100 * share:.0f}% of {c['copy_ceiling_gbps']:.1f} GB/s",
+            "met": share >= 0.8,
+        })  # fmt: skip
+    for n in ("1024", "2048"):
+        mm, blas = ops_by_name.get(f"sgemm {n}"), c["host_sgemm_gflops"].get(n)
+        if mm and blas:
+            share = mm["axon"]["rate"] / blas
+            out.append({
+                "target": f"SGEMM {n} >= 85% of the host BLAS",
+                "measured": f"{mm['axon']['rate']:.0f} GFLOP/s = {100 * share:.0f}% of {blas:.0f}",
+                "met": share >= 0.85,
+            })  # fmt: skip
+    d = ops_by_name.get("dispatch: 1-element add")
+    if d:
+        times = d["axon"]["median_s"] / d["cpu"]["median_s"]
+        out.append({
+            "target": "1-element add <= 2x PyTorch CPU's time",
+            "measured": f"{d['axon']['rate']:.2f} us vs {d['cpu']['rate']:.2f} us = {times:.1f}x "
+            f"(queued kernel launch alone: {c['launch']['queued launch (us)']:.2f} us)",
+            "met": times <= 2.0,
+        })  # fmt: skip
+    for w in results["models"]:
+        if "ratio" in w:
+            out.append({
+                "target": f"{w['name']} >= 0.8x CPU eager throughput",
+                "measured": f"{w['ratio']:.2f}x",
+                "met": w["ratio"] >= 0.8,
+            })  # fmt: skip
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m torch_axon.bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="tiny shapes: checks the suite runs, measures nothing")
+    p.add_argument("--only", help="run only workloads whose name contains this")
+    p.add_argument("--skip-models", action="store_true")
+    p.add_argument("--skip-ops", action="store_true")
+    p.add_argument("--repeats", type=int, default=7, help="samples per backend per operator workload")
+    p.add_argument("--model-repeats", type=int, default=3, help="samples per backend per model workload")
+    p.add_argument("--sample-s", type=float, default=0.2, help="target length of one sample, seconds")
+    p.add_argument("--json", default="docs/benchmarks.json", help="where the full results go")
+    p.add_argument("--markdown", default="docs/benchmarks.md", help="markdown page (charts go beside it)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.repeats, args.model_repeats, args.sample_s = 3, 2, 0.01
+
+    info = torch.axon.get_device_properties(0)
+    results = {
+        "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
+        "command": "python -m torch_axon.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "torch": torch.__version__,
+        "machine": machine(),
+        "device": {k: info[k] for k in ("name", "vendor", "driver_version", "platform_version", "compute_units")},
+        "quick": args.quick,
+        "repeats": args.repeats,
+    }
+    torch.axon.fallback_ops(reset=True)
+    print(f"Axon on {info['name']} vs PyTorch {torch.__version__} CPU; ceilings:", flush=True)
+    results["ceilings"] = ceilings.measure(args.quick, args.repeats, args.sample_s)
+    for key, value in results["ceilings"].items():
+        print(f"  {key}: {value}", flush=True)
+    print("operators:", flush=True)
+    results["ops"] = [] if args.skip_ops else run_ops(args)
+    print("models:", flush=True)
+    results["models"] = [] if args.skip_models else run_models(args)
+    results["fallback_ops"] = torch.axon.fallback_ops()
+    results["targets"] = targets(results)
+    print("targets:")
+    for t in results["targets"]:
+        print(f"  [{'met' if t['met'] else 'NOT MET'}] {t['target']}: {t['measured']}")
+    for path in report.write(results, args.json, args.markdown):
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
