@@ -6,15 +6,16 @@
 PYTHON ?= python3
 DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclblast-dev \
 	libopenblas-dev ccache make gcc g++
-# expecttest: PyTorch's OpInfo database (the conformance sweep) imports it.
-PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest
+# expecttest: PyTorch's OpInfo database (the conformance sweep) imports it. transformers: the
+# Hugging Face model tests and the benchmark's BERT / Llama workloads; matplotlib: its charts.
+PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.24.0 matplotlib
 # ccache's compiler links first: rebuilding the glue costs seconds instead of minutes.
 # The build imports torch; autoload is off there so a stale or broken installed Axon cannot
 # stop its own rebuild.
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage
+.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage bench
 
 setup: deps build
 
@@ -25,7 +26,7 @@ deps:
 		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
 		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
+	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest, transformers, matplotlib; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
 		$(PYTHON) -m pip install -q $(PY_PACKAGES)
 
 build:
@@ -49,13 +50,18 @@ test-python:
 coverage: setup
 	$(PYTHON) -m torch_axon.conformance $(SWEEP_ARGS)
 
+# Axon against PyTorch's CPU backend in one run (several minutes); rewrites docs/benchmarks.md,
+# docs/benchmarks.json and docs/benchmarks/*.png. BENCH_ARGS=--quick checks the suite in a minute.
+bench: setup
+	$(PYTHON) -m torch_axon.bench $(BENCH_ARGS)
+
 format:
 	clang-format -i runtime/include/axon/*.h runtime/src/*.[ch] runtime/src/ops/*.[ch] \
 		runtime/tests/*.[ch] runtime/tools/*.c csrc/*.cpp csrc/*.h
-	ruff format torch_axon tests bench
+	ruff format torch_axon tests
 
 lint:
-	ruff check torch_axon tests bench
+	ruff check torch_axon tests
 
 clean:
 	$(MAKE) -C runtime clean

@@ -85,7 +85,11 @@ def main(argv=None) -> int:
     fallbacks = torch.axon.fallback_ops()
     cpu_losses, cpu_time = train(reference, data, "cpu", args.steps, args.batch, 0, "cpu")
 
-    worst = max(abs(a - c) / max(abs(c), 1e-12) for a, c in zip(axon_losses, cpu_losses, strict=False))
+    # Relative to each CPU loss, but not below a thousandth of the first loss: once the model
+    # has memorised its data the loss is ~1e-6, where float32 rounding of log-softmax (~6e-8
+    # absolute, about the float epsilon) is all that differs between two correct backends.
+    floor = 1e-3 * abs(cpu_losses[0])
+    worst = max(abs(a - c) / max(abs(c), floor) for a, c in zip(axon_losses, cpu_losses, strict=False))
     print(
         f"trained on {next(model.parameters()).device} for {args.steps} steps: "
         f"loss {axon_losses[0]:.4f} -> {axon_losses[-1]:.4f} (cpu: {cpu_losses[-1]:.4f})"

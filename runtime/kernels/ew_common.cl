@@ -6,14 +6,21 @@
  * define a kernel ew_<name> from one expression of its inputs a, b, c.
  */
 
-#define EW_SIG BUF(o), BUF(x), BUF(y), BUF(z), ew_geom g, CT s1, CT s2, CT s3, CT alpha, CT beta
 #ifdef EW_CONTIG
-/* Built for launches whose memory operands all walk one contiguous range (the runtime checks). */
+/* Built for launches whose memory operands all walk one contiguous range (the runtime checks):
+ * the offsets are the index, and of the geometry only its head (ew_geom's first fields) comes. */
+typedef struct ew_line {
+  long numel;
+  long ndim;
+  long scalar_mask;
+} ew_line;
+#define EW_SIG BUF(o), BUF(x), BUF(y), BUF(z), ew_line g, CT s1, CT s2, CT s3, CT alpha, CT beta
 #define EW_BEGIN(n)                 \
   long i = get_global_id(0);        \
   if (i >= g.numel) return;         \
   long off[4] = {i, i, i, i};
 #else
+#define EW_SIG BUF(o), BUF(x), BUF(y), BUF(z), ew_geom g, CT s1, CT s2, CT s3, CT alpha, CT beta
 #define EW_BEGIN(n)                 \
   long i = get_global_id(0);        \
   if (i >= g.numel) return;         \

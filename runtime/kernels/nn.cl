@@ -24,14 +24,22 @@ inline CT group_reduce(__local CT *scratch, CT v, int is_max) {
 }
 
 /* One row: `first`, `step` pick the elements this work-item visits; `reduce` combines. */
+/* Rows can be long for one work-item (on CPU devices every row is reduced that way): sums
+ * accumulate in double where the device has it, so a 5000-long row keeps float accuracy. */
+#ifdef HAS_FP64
+typedef double SUM_T;
+#else
+typedef CT SUM_T;
+#endif
+
 #define SOFTMAX_BODY(first, step, REDUCE_MAX, REDUCE_SUM)                                   \
   __global uchar *x = PTR(in), *y = PTR(out);                                               \
   CT m = -INFINITY;                                                                         \
   for (long j = first; j < dim; j += step) m = fmax(m, LOAD(x, base + j * inner));          \
   m = REDUCE_MAX(m);                                                                        \
-  CT s = 0;                                                                                 \
-  for (long j = first; j < dim; j += step) s += exp(LOAD(x, base + j * inner) - m);         \
-  s = REDUCE_SUM(s);                                                                        \
+  SUM_T acc = 0;                                                                            \
+  for (long j = first; j < dim; j += step) acc += exp(LOAD(x, base + j * inner) - m);       \
+  CT s = REDUCE_SUM((CT)acc);                                                               \
   CT ls = log(s);                                                                           \
   for (long j = first; j < dim; j += step) {                                                \
     CT v = LOAD(x, base + j * inner) - m;                                                   \
@@ -41,12 +49,12 @@ inline CT group_reduce(__local CT *scratch, CT v, int is_max) {
 /* grad_in = y * (g - sum(g * y)) for softmax, g - exp(y) * sum(g) for log_softmax. */
 #define SOFTMAX_BACKWARD_BODY(first, step, REDUCE_SUM)                                      \
   __global uchar *g = PTR(grad), *y = PTR(out), *r = PTR(result);                           \
-  CT s = 0;                                                                                 \
+  SUM_T acc = 0;                                                                            \
   for (long j = first; j < dim; j += step) {                                                \
     long at = base + j * inner;                                                             \
-    s += log_mode ? LOAD(g, at) : LOAD(g, at) * LOAD(y, at);                                \
+    acc += log_mode ? LOAD(g, at) : LOAD(g, at) * LOAD(y, at);                              \
   }                                                                                         \
-  s = REDUCE_SUM(s);                                                                        \
+  CT s = REDUCE_SUM((CT)acc);                                                               \
   for (long j = first; j < dim; j += step) {                                                \
     long at = base + j * inner;                                                             \
     CT gv = LOAD(g, at), yv = LOAD(y, at);                                                  \

@@ -40,6 +40,7 @@ inline AT group_sum(__local AT *scratch, AT v) {
 }
 
 inline long target_offset(const norm_geom *g, long t, long k) {
+  if (g->na == 1) return t * g->st + k * g->sb; /* layer norm: no division per element */
   long a = k / g->nb, b = k % g->nb;
   return t * g->st + a * g->sa + b * g->sb;
 }
@@ -77,11 +78,21 @@ __kernel void norm_stats(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), no
   }
 }
 
+/* Element i of a 2-D launch (dim 0 inside a statistics group, dim 1 over groups), with its
+ * statistics group and affine channel. In layer and batch norm the divisions depend on dim 1
+ * only, so they are done once per row of work-items instead of per element. */
+#define NORM_ELEMENT(g)                                                        \
+  long inner = get_global_id(0), outer = get_global_id(1);                     \
+  long i = outer * g.gdiv + inner;                                             \
+  if (inner >= g.gdiv || i >= g.numel) return;                                 \
+  long grp = outer % g.gmod;                                                   \
+  long ch = g.cdiv == g.gdiv               ? outer % g.cmod                    \
+            : g.cdiv == 1 && g.cmod == g.gdiv ? inner                          \
+                                              : (i / g.cdiv) % g.cmod;
+
 __kernel void norm_apply(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), BUF(y),
                          norm_geom g, AT eps, int stat_is_var, int has_weight, int has_bias) {
-  long i = get_global_id(0);
-  if (i >= g.numel) return;
-  long grp = (i / g.gdiv) % g.gmod, ch = (i / g.cdiv) % g.cmod;
+  NORM_ELEMENT(g)
   AT v = ((AT)LOAD(PTR(x), i) - ALD(PTR(mean), grp)) * inv_std(PTR(rstd), grp, stat_is_var, eps);
   if (has_weight) v *= ALD(PTR(weight), ch);
   if (has_bias) v += ALD(PTR(bias), ch);
@@ -115,9 +126,7 @@ __kernel void norm_sums(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(
 __kernel void norm_backward(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(sum1),
                             BUF(sum2), BUF(dx), norm_geom g, AT eps, int stat_is_var,
                             int has_weight, int train) {
-  long i = get_global_id(0);
-  if (i >= g.numel) return;
-  long grp = (i / g.gdiv) % g.gmod, ch = (i / g.cdiv) % g.cmod;
+  NORM_ELEMENT(g)
   AT r = inv_std(PTR(rstd), grp, stat_is_var, eps);
   AT d = LOAD(PTR(dy), i);
   if (has_weight) d *= ALD(PTR(weight), ch);

@@ -43,14 +43,12 @@ inline acc_t acc_init(int op) {
 inline void kahan_add(acc_t *a, AT x) {
   AT t = a->v + x;
 #ifdef IS_FLOAT
-  /* Once the sum is infinite (or NaN) the compensation means nothing: inf - inf would turn
-   * an infinite sum into NaN. */
-  if (isfinite(t)) {
-    if (fabs(a->v) >= fabs(x))
-      a->c += (a->v - t) + x;
-    else
-      a->c += (x - t) + a->v;
-  }
+  /* Neumaier's correction, written with selects rather than branches so the lanes of
+   * serial_reduce stay straight-line code. Once the sum is infinite (or NaN) the compensation
+   * means nothing: inf - inf would turn an infinite sum into NaN. */
+  int v_bigger = fabs(a->v) >= fabs(x);
+  AT big = v_bigger ? a->v : x, small = v_bigger ? x : a->v;
+  a->c += isfinite(t) ? (big - t) + small : (AT)0;
 #endif
   a->v = t;
 }
@@ -128,6 +126,7 @@ inline AT acc_final(int op, acc_t a, CT scale, CT p) {
 
 /* Input offset of reduced element r of output element o (whose input base is `base`). */
 inline long red_offset(const red_geom *g, long r) {
+  if (g->red_ndim == 1) return r * g->red_strides[0]; /* the common case: no division */
   long off = 0;
   for (long d = 0; d < g->red_ndim; d++) {
     long size = g->red_sizes[d];
@@ -166,6 +165,24 @@ inline void store_result(int op, acc_t a, __global uchar *out, __global uchar *i
   }
 }
 
+/* One work-item's reduction of a whole row. A contiguous row goes through LANES interleaved
+ * accumulators, merged at the end: the adds no longer wait on one another (several times
+ * faster on CPU devices, where rows are reduced this way) and the sum is more accurate. */
+#define LANES 8
+inline acc_t serial_reduce(int op, const red_geom *g, __global uchar *in, long in_off, AT aux,
+                           CT p) {
+  acc_t lane[LANES];
+  for (int j = 0; j < LANES; j++) lane[j] = acc_init(op);
+  long r = 0, n = g->red_numel;
+  if (g->red_ndim == 1 && g->red_strides[0] == 1)
+    for (; r + LANES <= n; r += LANES)
+      for (int j = 0; j < LANES; j++)
+        acc_add(op, &lane[j], (AT)LOAD(in, in_off + r + j), r + j, aux, p);
+  for (; r < n; r++) acc_add(op, &lane[0], (AT)LOAD(in, in_off + red_offset(g, r)), r, aux, p);
+  for (int j = 1; j < LANES; j++) acc_merge(op, &lane[0], lane[j]);
+  return lane[0];
+}
+
 #define RED_SIG \
   BUF(in), BUF(out), BUF(index), BUF(aux), red_geom g, CT scale, CT p, int with_index
 
@@ -176,9 +193,7 @@ inline void store_result(int op, acc_t a, __global uchar *out, __global uchar *i
     long in_off, out_off, aux_off;                                                          \
     out_offsets(&g, o, &in_off, &out_off, &aux_off);                                        \
     AT aux = OP == OP_SUMSQDEV ? (AT)LOAD(PTR(aux), aux_off) : (AT)0;                       \
-    acc_t a = acc_init(OP);                                                                 \
-    for (long r = 0; r < g.red_numel; r++)                                                  \
-      acc_add(OP, &a, (AT)LOAD(PTR(in), in_off + red_offset(&g, r)), r, aux, p);            \
+    acc_t a = serial_reduce(OP, &g, PTR(in), in_off, aux, p);                                \
     store_result(OP, a, PTR(out), PTR(index), out_off, scale, p, with_index);               \
   }                                                                                         \
   __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void red_##name(RED_SIG) {            \

@@ -22,10 +22,21 @@
 #define CACHE_FORMAT_VERSION 1u
 #define CACHE_MAGIC "AXONPRG"
 
+/* The value a kernel argument was last set to. PoCL allocates and copies on every
+ * clSetKernelArg, so launches skip the ones whose value has not changed (on a hot loop of
+ * small ops, most of them: geometry, scalars, often the buffers too). */
+typedef struct arg_value {
+  size_t size;
+  unsigned char *bytes;
+} arg_value;
+
+#define MAX_CACHED_ARGS 32
+
 typedef struct kernel_entry {
   uint64_t hash; /* of the name: compared before the name itself */
   char name[64];
   cl_kernel kernel;
+  arg_value *args; /* MAX_CACHED_ARGS of them, allocated with the entry */
 } kernel_entry;
 
 struct axon_program {
@@ -395,29 +406,59 @@ axon_status_t axon_program_from_source(int device, const char *source, const cha
   return get_program(d, source, options, "user kernel source", program);
 }
 
-cl_kernel axon_program_kernel(axon_program_t program, const char *name, axon_status_t *status) {
+static kernel_entry *find_kernel(axon_program_t program, const char *name,
+                                 axon_status_t *status) {
   /* Called with the launch lock held, which also guards the kernel list. */
   uint64_t hash = hash_name(name, NULL);
   for (int i = 0; i < program->nkernels; i++)
     if (program->kernels[i].hash == hash && !strcmp(program->kernels[i].name, name))
-      return program->kernels[i].kernel;
+      return &program->kernels[i];
   cl_int err;
   cl_kernel k = clCreateKernel(program->program, name, &err);
   if (!k) {
     *status = axon_fail(err, "kernel \"%s\" not found in program: %s", name, axon_status_name(err));
     return NULL;
   }
-  kernel_entry *grown = realloc(program->kernels, (size_t)(program->nkernels + 1) * sizeof *grown);
+  arg_value *args = calloc(MAX_CACHED_ARGS, sizeof *args);
+  kernel_entry *grown =
+      args ? realloc(program->kernels, (size_t)(program->nkernels + 1) * sizeof *grown) : NULL;
   if (!grown) {
+    free(args);
     clReleaseKernel(k);
     *status = axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory");
     return NULL;
   }
   program->kernels = grown;
-  grown[program->nkernels].hash = hash;
-  snprintf(grown[program->nkernels].name, sizeof grown->name, "%s", name);
-  grown[program->nkernels++].kernel = k;
-  return k;
+  kernel_entry *e = &grown[program->nkernels++];
+  e->hash = hash;
+  snprintf(e->name, sizeof e->name, "%s", name);
+  e->kernel = k;
+  e->args = args;
+  return e;
+}
+
+cl_kernel axon_program_kernel(axon_program_t program, const char *name, axon_status_t *status) {
+  kernel_entry *e = find_kernel(program, name, status);
+  return e ? e->kernel : NULL;
+}
+
+/* clSetKernelArg unless the argument already holds this value. */
+static cl_int set_arg(kernel_entry *e, cl_uint index, size_t size, const void *value) {
+  arg_value *cached = index < MAX_CACHED_ARGS && value ? &e->args[index] : NULL;
+  if (cached && cached->size == size && !memcmp(cached->bytes, value, size)) return CL_SUCCESS;
+  cl_int err = clSetKernelArg(e->kernel, index, size, value);
+  if (!cached || err != CL_SUCCESS) return err;
+  if (cached->size != size) {
+    unsigned char *bytes = realloc(cached->bytes, size);
+    if (!bytes) {
+      cached->size = 0; /* forget the value: the next launch sets it again */
+      return CL_SUCCESS;
+    }
+    cached->bytes = bytes;
+    cached->size = size;
+  }
+  memcpy(cached->bytes, value, size);
+  return CL_SUCCESS;
 }
 
 axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_t stream, int dims,
@@ -430,9 +471,9 @@ axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_
     if (global[i] == 0) return AXON_SUCCESS; /* nothing to do */
   pthread_mutex_lock(&launch_lock);
   axon_status_t st = AXON_SUCCESS;
-  cl_kernel k = axon_program_kernel(program, name, &st);
+  kernel_entry *e = find_kernel(program, name, &st);
   cl_uint index = 0;
-  for (int i = 0; k && i < nargs && st == AXON_SUCCESS; i++) {
+  for (int i = 0; e && i < nargs && st == AXON_SUCCESS; i++) {
     cl_int err;
     if (args[i].kind == AXON_ARG_BUFFER) {
       cl_mem mem;
@@ -440,17 +481,17 @@ axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_
       st = axon_resolve_mem(args[i].ptr, &mem, &off);
       if (st != AXON_SUCCESS) break;
       cl_ulong off64 = off;
-      err = clSetKernelArg(k, index++, sizeof mem, &mem);
-      if (err == CL_SUCCESS) err = clSetKernelArg(k, index++, sizeof off64, &off64);
+      err = set_arg(e, index++, sizeof mem, &mem);
+      if (err == CL_SUCCESS) err = set_arg(e, index++, sizeof off64, &off64);
     } else {
-      err = clSetKernelArg(k, index++, args[i].size, args[i].ptr);
+      err = set_arg(e, index++, args[i].size, args[i].ptr);
     }
     if (err != CL_SUCCESS)
       st = axon_fail(err, "kernel \"%s\": argument %d: %s", name, i, axon_status_name(err));
   }
-  if (k && st == AXON_SUCCESS) {
+  if (e && st == AXON_SUCCESS) {
     cl_event event;
-    cl_int err = clEnqueueNDRangeKernel(stream->queue, k, (cl_uint)dims, NULL, global, local, 0,
+    cl_int err = clEnqueueNDRangeKernel(stream->queue, e->kernel, (cl_uint)dims, NULL, global, local, 0,
                                         NULL, axon_profile_event(&event));
     if (err != CL_SUCCESS)
       st = axon_fail(err, "launching kernel \"%s\" failed: %s", name, axon_status_name(err));

@@ -144,9 +144,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=7, help="samples per backend per operator workload")
     p.add_argument("--model-repeats", type=int, default=3, help="samples per backend per model workload")
     p.add_argument("--sample-s", type=float, default=0.2, help="target length of one sample, seconds")
-    p.add_argument("--json", default="docs/benchmarks.json", help="where the full results go")
-    p.add_argument("--markdown", default="docs/benchmarks.md", help="markdown page (charts go beside it)")
+    p.add_argument("--json", help="where the full results go (docs/benchmarks.json)")
+    p.add_argument("--markdown", help="markdown page, charts go beside it (docs/benchmarks.md)")
     args = p.parse_args(argv)
+    # A quick run measures nothing worth publishing: its report goes to build/, not docs/.
+    out_dir = "build/bench-quick" if args.quick else "docs"
+    args.json = args.json or os.path.join(out_dir, "benchmarks.json")
+    args.markdown = args.markdown or os.path.join(out_dir, "benchmarks.md")
     if args.quick:
         args.repeats, args.model_repeats, args.sample_s = 3, 2, 0.01
 

@@ -1,4 +1,5 @@
 /* Launches the elementwise family (kernels/elementwise.cl). */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -41,8 +42,8 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   if (g.numel == 0) return AXON_SUCCESS;
   if (!d->data[0]) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: no output");
   axon_program_t program;
-  AXON_TRY(family_program_variant(stream, family, dtype,
-                                  contiguous(&g, d->ninputs) ? "-DEW_CONTIG" : NULL, &program));
+  int line = contiguous(&g, d->ninputs);
+  AXON_TRY(family_program_variant(stream, family, dtype, line ? "-DEW_CONTIG" : NULL, &program));
   int integral = dtype != AXON_F32 && dtype != AXON_F64 && dtype != AXON_F16 && dtype != AXON_BF16;
   compute_scalar s[3], a = make_scalar(dtype, alpha, 0, 0), b = make_scalar(dtype, beta, 0, 0);
   axon_arg args[4 + 1 + 5];
@@ -51,14 +52,15 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
     const void *ptr = k <= d->ninputs && !(k > 0 && d->is_scalar[k]) ? d->data[k] : d->data[0];
     args[k] = buffer_arg(ptr);
   }
-  args[4] = bytes_arg(&g, sizeof g);
+  /* The contiguous variant takes only the head of the geometry (ew_line in ew_common.cl). */
+  args[4] = bytes_arg(&g, line ? offsetof(ew_geom, sizes) : sizeof g);
   for (int k = 0; k < 3; k++) {
     s[k] = make_scalar(dtype, d->scalars[k + 1], d->iscalars[k + 1], integral);
     args[5 + k] = bytes_arg(&s[k].v, s[k].size);
   }
   args[8] = bytes_arg(&a.v, a.size);
   args[9] = bytes_arg(&b.v, b.size);
-  size_t local = group_size(stream);
+  size_t local = group_size_for(stream, g.numel);
   size_t global = axon_round_up((size_t)g.numel, local);
   return axon_launch(program, kernel, stream, 1, &global, &local, args, 10);
 }

@@ -3,9 +3,9 @@
 
 #include "launch_common.h"
 
-/* Long rows get a work-group each, many short rows a work-item each. */
-static int row_per_group(int64_t rows, int64_t dim) {
-  return dim >= 256 && rows < 4096;
+/* Long rows get a work-group each, many short rows (and all rows on a CPU) a work-item each. */
+static int row_per_group(axon_stream_t stream, int64_t rows, int64_t dim) {
+  return dim >= 256 && rows < 4096 && !rows_per_item(stream);
 }
 
 static axon_status_t softmax_launch(axon_stream_t stream, axon_dtype dtype, const char *kernel,
@@ -15,7 +15,7 @@ static axon_status_t softmax_launch(axon_stream_t stream, axon_dtype dtype, cons
   if (rows == 0 || d->dim == 0) return AXON_SUCCESS;
   axon_program_t program;
   AXON_TRY(family_program(stream, "nn", dtype, &program));
-  int grouped = row_per_group(rows, d->dim);
+  int grouped = row_per_group(stream, rows, d->dim);
   char name[64];
   snprintf(name, sizeof name, grouped ? "%s" : "%s_serial", kernel);
   int log_mode = d->log;

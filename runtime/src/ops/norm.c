@@ -31,22 +31,27 @@ static axon_status_t prepare(axon_stream_t stream, axon_dtype dtype, const axon_
   return family_program(stream, "norm", dtype, program);
 }
 
-/* A work-group per target: 256 items for long targets, 64 for short ones. */
+/* A work-group per target: 256 items for long targets, 64 for short ones; on a CPU one item
+ * (the kernels' group sums then reduce nothing, see rows_per_item). */
 static axon_status_t per_target(axon_stream_t stream, axon_program_t program, const char *name,
                                 const norm_geom *g, const axon_arg *args, int nargs) {
   if (g->targets == 0) return AXON_SUCCESS;
-  size_t local = g->na * g->nb >= 1024 ? 256 : 64;
+  size_t local = rows_per_item(stream) ? 1 : g->na * g->nb >= 1024 ? 256 : 64;
   size_t max_local = group_size(stream);
   if (local > max_local) local = max_local;
   size_t global = (size_t)g->targets * local;
   return axon_launch(program, name, stream, 1, &global, &local, args, nargs);
 }
 
+/* 2-D: dim 0 runs inside a statistics group (gdiv elements), dim 1 over the groups (see
+ * NORM_ELEMENT in kernels/norm.cl). */
 static axon_status_t per_element(axon_stream_t stream, axon_program_t program, const char *name,
                                  const norm_geom *g, const axon_arg *args, int nargs) {
   if (g->numel == 0) return AXON_SUCCESS;
-  size_t local = group_size(stream), global = axon_round_up((size_t)g->numel, local);
-  return axon_launch(program, name, stream, 1, &global, &local, args, nargs);
+  size_t local[2] = {group_size_for(stream, g->gdiv), 1};
+  size_t global[2] = {axon_round_up((size_t)g->gdiv, local[0]),
+                      (size_t)((g->numel + g->gdiv - 1) / g->gdiv)};
+  return axon_launch(program, name, stream, 2, global, local, args, nargs);
 }
 
 axon_status_t axon_norm_stats(axon_stream_t stream, axon_dtype dtype, const axon_norm_desc *d) {

@@ -55,8 +55,9 @@ axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype
   if (g.out_numel == 0) return AXON_SUCCESS;
   int with_index;
   const char *base = kernel_base(op, &with_index);
-  /* Long reductions over few outputs get a work-group each; the rest a work-item each. */
-  int grouped = g.red_numel >= 512 && g.out_numel < 2048;
+  /* Long reductions over few outputs get a work-group each; the rest (and all on a CPU) a
+   * work-item each. */
+  int grouped = g.red_numel >= 512 && g.out_numel < 2048 && !rows_per_item(stream);
   char kernel[64];
   snprintf(kernel, sizeof kernel, grouped ? "red_%s" : "red_%s_serial", base);
   axon_program_t program;
