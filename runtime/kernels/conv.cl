@@ -14,13 +14,16 @@ typedef struct sp_geom {
   long count_include_pad, divisor, align_corners, pad_;
 } sp_geom;
 
+/* A 3-D launch: dim 0 is the innermost output position o2, dim 1 the other two (o0 * out1 +
+ * o1), dim 2 the column block (row * n + sample). Every division depends on dims 1 and 2 only,
+ * so PoCL does it once per run of dim 0 rather than per element. */
 __kernel void im2col(BUF(image), BUF(col), sp_geom g, long total) {
-  long idx = get_global_id(0);
-  if (idx >= total) return;
+  long o2 = get_global_id(0), o01 = get_global_id(1), block = get_global_id(2);
+  if (o2 >= g.out[2]) return;
   long L = g.out[0] * g.out[1] * g.out[2], K = g.k[0] * g.k[1] * g.k[2];
-  long l = idx % L, n = (idx / L) % g.n, row = idx / (L * g.n);
+  long n = block % g.n, row = block / g.n;
   long kp = row % K, c = row / K;
-  long o2 = l % g.out[2], o1 = (l / g.out[2]) % g.out[1], o0 = l / (g.out[2] * g.out[1]);
+  long o1 = o01 % g.out[1], o0 = o01 / g.out[1];
   long k2 = kp % g.k[2], k1 = (kp / g.k[2]) % g.k[1], k0 = kp / (g.k[2] * g.k[1]);
   long i0 = o0 * g.s[0] - g.p[0] + k0 * g.d[0];
   long i1 = o1 * g.s[1] - g.p[1] + k1 * g.d[1];
@@ -29,7 +32,7 @@ __kernel void im2col(BUF(image), BUF(col), sp_geom g, long total) {
   if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2])
     v = LOAD(PTR(image), n * g.in_st[0] + c * g.in_st[1] + i0 * g.in_st[2] + i1 * g.in_st[3] +
                              i2 * g.in_st[4]);
-  STORE(PTR(col), idx, v);
+  STORE(PTR(col), block * L + o01 * g.out[2] + o2, v);
 }
 
 /* Output positions o of one dim whose window reads input position i at kernel offset kk. */

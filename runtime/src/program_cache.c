@@ -351,7 +351,7 @@ static axon_status_t get_program(axon_device *d, const char *source, const char 
 }
 
 static axon_program_t family_find(axon_device *d, uint64_t hash, const char *family,
-                                   const char *options) {
+                                  const char *options) {
   pthread_mutex_lock(&cache_lock);
   family_entry *e = d->programs->families[hash % FAMILY_BUCKETS];
   while (e && (e->hash != hash || strcmp(e->family, family) || strcmp(e->options, options)))
@@ -362,8 +362,8 @@ static axon_program_t family_find(axon_device *d, uint64_t hash, const char *fam
 }
 
 /* Best effort: without the entry, later requests take the slow path and still succeed. */
-static void family_remember(axon_device *d, uint64_t hash, const char *family,
-                            const char *options, axon_program_t program) {
+static void family_remember(axon_device *d, uint64_t hash, const char *family, const char *options,
+                            axon_program_t program) {
   family_entry *e = calloc(1, sizeof *e);
   char *f = strdup(family), *o = strdup(options);
   if (!e || !f || !o) {
@@ -406,8 +406,7 @@ axon_status_t axon_program_from_source(int device, const char *source, const cha
   return get_program(d, source, options, "user kernel source", program);
 }
 
-static kernel_entry *find_kernel(axon_program_t program, const char *name,
-                                 axon_status_t *status) {
+static kernel_entry *find_kernel(axon_program_t program, const char *name, axon_status_t *status) {
   /* Called with the launch lock held, which also guards the kernel list. */
   uint64_t hash = hash_name(name, NULL);
   for (int i = 0; i < program->nkernels; i++)
@@ -491,8 +490,8 @@ axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_
   }
   if (e && st == AXON_SUCCESS) {
     cl_event event;
-    cl_int err = clEnqueueNDRangeKernel(stream->queue, e->kernel, (cl_uint)dims, NULL, global, local, 0,
-                                        NULL, axon_profile_event(&event));
+    cl_int err = clEnqueueNDRangeKernel(stream->queue, e->kernel, (cl_uint)dims, NULL, global,
+                                        local, 0, NULL, axon_profile_event(&event));
     if (err != CL_SUCCESS)
       st = axon_fail(err, "launching kernel \"%s\" failed: %s", name, axon_status_name(err));
     else

@@ -61,7 +61,9 @@ def _bmm(batch: int, m: int, k: int, n: int) -> OpWorkload:
 
 
 def _rowwise(name: str, rows: int, cols: int, fn: Callable[[torch.Tensor, str], Callable[[], object]]) -> OpWorkload:
-    return OpWorkload(f"{name} {rows}x{cols}", "nn", "GB/s", 8.0 * rows * cols, lambda d: fn(_rand(rows, cols, device=d), d))
+    return OpWorkload(
+        f"{name} {rows}x{cols}", "nn", "GB/s", 8.0 * rows * cols, lambda d: fn(_rand(rows, cols, device=d), d)
+    )
 
 
 def _softmax(x: torch.Tensor, device: str):

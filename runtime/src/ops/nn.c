@@ -25,7 +25,9 @@ static axon_status_t softmax_launch(axon_stream_t stream, axon_dtype dtype, cons
   args[nbuffers + 1] = bytes_arg(&d->dim, 8);
   args[nbuffers + 2] = bytes_arg(&d->inner, 8);
   args[nbuffers + 3] = bytes_arg(&log_mode, sizeof log_mode);
-  size_t local = grouped ? 256 : group_size(stream);
+  /* On a CPU a row per group of one: the row's loops then run over contiguous memory instead
+   * of gathering one element from each of 256 rows. */
+  size_t local = grouped ? 256 : rows_per_item(stream) ? 1 : group_size(stream);
   size_t global = grouped ? (size_t)rows * 256 : axon_round_up((size_t)rows, local);
   return axon_launch(program, name, stream, 1, &global, &local, args, nbuffers + 4);
 }
