@@ -35,6 +35,36 @@ __kernel void im2col(BUF(image), BUF(col), sp_geom g, long total) {
   STORE(PTR(col), block * L + o01 * g.out[2] + o2, v);
 }
 
+/* im2col for CPU devices (the runtime chooses): a work-item per run of o2 (launch dims: o01,
+ * column block). The window's valid range of o2 is worked out once, so the run is a strided
+ * copy between two stretches of zeros, with no bounds test or division per element. */
+__kernel void im2col_rows(BUF(image), BUF(col), sp_geom g, long total) {
+  long o01 = get_global_id(0), block = get_global_id(1);
+  if (o01 >= g.out[0] * g.out[1]) return;
+  long L = g.out[0] * g.out[1] * g.out[2], K = g.k[0] * g.k[1] * g.k[2];
+  long n = block % g.n, row = block / g.n;
+  long kp = row % K, c = row / K;
+  long o1 = o01 % g.out[1], o0 = o01 / g.out[1];
+  long k2 = kp % g.k[2], k1 = (kp / g.k[2]) % g.k[1], k0 = kp / (g.k[2] * g.k[1]);
+  long i0 = o0 * g.s[0] - g.p[0] + k0 * g.d[0];
+  long i1 = o1 * g.s[1] - g.p[1] + k1 * g.d[1];
+  long shift = k2 * g.d[2] - g.p[2]; /* i2 = o2 * s + shift */
+  long lo = 0, hi = 0;                /* valid o2: 0 <= i2 < in[2] */
+  if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1]) {
+    lo = shift >= 0 ? 0 : (-shift + g.s[2] - 1) / g.s[2];
+    hi = g.in[2] - shift <= 0 ? 0 : (g.in[2] - shift + g.s[2] - 1) / g.s[2];
+    hi = min(hi, g.out[2]);
+    lo = min(lo, hi);
+  }
+  __global uchar *dst = PTR(col), *src = PTR(image);
+  long at = block * L + o01 * g.out[2];
+  long from = n * g.in_st[0] + c * g.in_st[1] + i0 * g.in_st[2] + i1 * g.in_st[3];
+  for (long o2 = 0; o2 < lo; o2++) STORE(dst, at + o2, 0);
+  for (long o2 = lo; o2 < hi; o2++)
+    STORE(dst, at + o2, LOAD(src, from + (o2 * g.s[2] + shift) * g.in_st[4]));
+  for (long o2 = hi; o2 < g.out[2]; o2++) STORE(dst, at + o2, 0);
+}
+
 /* Output positions o of one dim whose window reads input position i at kernel offset kk. */
 inline long tap_source(long i, long kk, long s, long p, long d, long out) {
   long t = i + p - kk * d;

@@ -17,16 +17,22 @@ static axon_status_t unfold(axon_stream_t stream, axon_dtype dtype, const axon_s
                      buffer_arg(fold ? d->input : d->output), bytes_arg(&g, sizeof g),
                      bytes_arg(&total, 8)};
   if (fold) return sp_launch(stream, program, name, total, args, 4);
+  size_t rows = (size_t)(g.out[0] * g.out[1]), blocks = (size_t)(g.c * K * g.n);
+  if (rows_per_item(stream)) { /* a work-item per run of output positions (conv.cl) */
+    size_t local[2] = {group_size_for(stream, (int64_t)rows), 1};
+    size_t global[2] = {axon_round_up(rows, local[0]), blocks};
+    return axon_launch(program, "im2col_rows", stream, 2, global, local, args, 4);
+  }
   /* im2col's 3-D launch (see kernels/conv.cl): a group spans runs of output positions, as
    * many whole rows as fit in AXON_GROUP items (PoCL pays per group, so groups stay large). */
-  size_t width = (size_t)g.out[2], rows = (size_t)(g.out[0] * g.out[1]);
+  size_t width = (size_t)g.out[2];
   size_t local[3] = {width < AXON_GROUP ? width : AXON_GROUP, 1, 1};
   for (size_t r = AXON_GROUP / local[0]; r > 1; r--)
     if (rows % r == 0) {
       local[1] = r;
       break;
     }
-  size_t global[3] = {axon_round_up(width, local[0]), rows, (size_t)(g.c * K * g.n)};
+  size_t global[3] = {axon_round_up(width, local[0]), rows, blocks};
   return axon_launch(program, name, stream, 3, global, local, args, 4);
 }
 
