@@ -96,6 +96,64 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void softmax_backward(
   SOFTMAX_BACKWARD_BODY(lid, 256, GROUP_SUM)
 }
 
+#ifdef DT_F32
+/* float32 rows contiguous in memory on CPU devices (the runtime chooses): a work-item per row
+ * in float8 vectors, because PoCL's vector exp is several times faster than its scalar exp,
+ * which the one-row-per-item kernels above call per element. */
+inline float lanes_max(float8 v) {
+  float4 a = fmax(v.lo, v.hi);
+  float2 b = fmax(a.lo, a.hi);
+  return fmax(b.lo, b.hi);
+}
+inline float lanes_sum(float8 v) {
+  float4 a = v.lo + v.hi;
+  float2 b = a.lo + a.hi;
+  return b.lo + b.hi;
+}
+
+__kernel void softmax_rows(BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
+  long row = get_global_id(0);
+  if (row >= rows) return;
+  __global const float *x = (__global const float *)PTR(in) + row * dim;
+  __global float *y = (__global float *)PTR(out) + row * dim;
+  long body = dim / 8 * 8;
+  float8 mv = -INFINITY;
+  for (long j = 0; j < body; j += 8) mv = fmax(mv, vload8(0, x + j));
+  float m = lanes_max(mv);
+  for (long j = body; j < dim; j++) m = fmax(m, x[j]);
+  float8 sv = 0;
+  for (long j = 0; j < body; j += 8) sv += exp(vload8(0, x + j) - m);
+  float s = lanes_sum(sv);
+  for (long j = body; j < dim; j++) s += exp(x[j] - m);
+  float ls = log(s);
+  for (long j = 0; j < body; j += 8) {
+    float8 v = vload8(0, x + j) - m;
+    vstore8(log_mode ? v - ls : exp(v) / s, 0, y + j);
+  }
+  for (long j = body; j < dim; j++) y[j] = log_mode ? x[j] - m - ls : exp(x[j] - m) / s;
+}
+
+__kernel void softmax_backward_rows(BUF(grad), BUF(out), BUF(result), long rows, long dim,
+                                    long inner, int log_mode) {
+  long row = get_global_id(0);
+  if (row >= rows) return;
+  __global const float *g = (__global const float *)PTR(grad) + row * dim;
+  __global const float *y = (__global const float *)PTR(out) + row * dim;
+  __global float *r = (__global float *)PTR(result) + row * dim;
+  long body = dim / 8 * 8;
+  float8 sv = 0;
+  for (long j = 0; j < body; j += 8)
+    sv += log_mode ? vload8(0, g + j) : vload8(0, g + j) * vload8(0, y + j);
+  float s = lanes_sum(sv);
+  for (long j = body; j < dim; j++) s += log_mode ? g[j] : g[j] * y[j];
+  for (long j = 0; j < body; j += 8) {
+    float8 gv = vload8(0, g + j), yv = vload8(0, y + j);
+    vstore8(log_mode ? gv - exp(yv) * s : yv * (gv - s), 0, r + j);
+  }
+  for (long j = body; j < dim; j++) r[j] = log_mode ? g[j] - exp(y[j]) * s : y[j] * (g[j] - s);
+}
+#endif
+
 /* ---- negative log-likelihood: input [n, c] log-probabilities, int64 target [n] ---------- */
 
 inline CT class_weight(__global uchar *w, int has_weight, long t) {

@@ -16,8 +16,10 @@ static axon_status_t softmax_launch(axon_stream_t stream, axon_dtype dtype, cons
   axon_program_t program;
   AXON_TRY(family_program(stream, "nn", dtype, &program));
   int grouped = row_per_group(stream, rows, d->dim);
+  /* float32 rows contiguous in memory on a CPU: the vectorised rows kernels (nn.cl). */
+  int vector_rows = dtype == AXON_F32 && d->inner == 1 && rows_per_item(stream);
   char name[64];
-  snprintf(name, sizeof name, grouped ? "%s" : "%s_serial", kernel);
+  snprintf(name, sizeof name, vector_rows ? "%s_rows" : grouped ? "%s" : "%s_serial", kernel);
   int log_mode = d->log;
   axon_arg args[8];
   for (int i = 0; i < nbuffers; i++) args[i] = buffers[i];
