@@ -75,9 +75,9 @@ static axon_status_t run_rows(axon_stream_t stream, const char *kernel, axon_dty
   int integral = dtype != AXON_F32 && dtype != AXON_F64 && dtype != AXON_F16 && dtype != AXON_BF16;
   compute_scalar s = make_scalar(dtype, d->scalars[1], d->iscalars[1], integral),
                  zero = make_scalar(dtype, 0, 0, integral);
-  axon_arg args[] = {buffer_arg(d->data[0]),       buffer_arg(d->data[1]),
-                     buffer_arg(d->data[0]),       buffer_arg(d->data[0]),
-                     bytes_arg(g, sizeof *g),      bytes_arg(&s.v, s.size),
+  axon_arg args[] = {buffer_arg(d->data[0]),        buffer_arg(d->data[1]),
+                     buffer_arg(d->data[0]),        buffer_arg(d->data[0]),
+                     bytes_arg(g, sizeof *g),       bytes_arg(&s.v, s.size),
                      bytes_arg(&zero.v, zero.size), bytes_arg(&zero.v, zero.size),
                      bytes_arg(&zero.v, zero.size), bytes_arg(&zero.v, zero.size)};
   return launch_1d(stream, program, kernel, g->numel / g->sizes[0], args, 10);
