@@ -14,55 +14,62 @@ typedef struct sp_geom {
   long count_include_pad, divisor, align_corners, pad_;
 } sp_geom;
 
-/* A 3-D launch: dim 0 is the innermost output position o2, dim 1 the other two (o0 * out1 +
- * o1), dim 2 the column block (row * n + sample). Every division depends on dims 1 and 2 only,
- * so PoCL does it once per run of dim 0 rather than per element. */
-__kernel void im2col(BUF(image), BUF(col), sp_geom g, long total) {
-  long o2 = get_global_id(0), o01 = get_global_id(1), block = get_global_id(2);
-  if (o2 >= g.out[2]) return;
-  long L = g.out[0] * g.out[1] * g.out[2], K = g.k[0] * g.k[1] * g.k[2];
-  long n = block % g.n, row = block / g.n;
+/* One run of im2col's output: column block `block` (row * n + sample) at output positions
+ * o01 (= o0 * out1 + o1) and any o2. The image element for o2 is at `from` + (o2 * s2 + shift)
+ * * in_st[4] when `inside` (dims 0 and 1 of the window are in the image) and 0 <= o2 * s2 +
+ * shift < in2. Out is where the run starts in col. */
+typedef struct im2col_run {
+  long from, shift, out;
+  int inside;
+} im2col_run;
+
+inline im2col_run im2col_locate(const sp_geom *g, long o01, long block) {
+  long L = g->out[0] * g->out[1] * g->out[2], K = g->k[0] * g->k[1] * g->k[2];
+  long n = block % g->n, row = block / g->n;
   long kp = row % K, c = row / K;
-  long o1 = o01 % g.out[1], o0 = o01 / g.out[1];
-  long k2 = kp % g.k[2], k1 = (kp / g.k[2]) % g.k[1], k0 = kp / (g.k[2] * g.k[1]);
-  long i0 = o0 * g.s[0] - g.p[0] + k0 * g.d[0];
-  long i1 = o1 * g.s[1] - g.p[1] + k1 * g.d[1];
-  long i2 = o2 * g.s[2] - g.p[2] + k2 * g.d[2];
+  long o1 = o01 % g->out[1], o0 = o01 / g->out[1];
+  long k2 = kp % g->k[2], k1 = (kp / g->k[2]) % g->k[1], k0 = kp / (g->k[2] * g->k[1]);
+  long i0 = o0 * g->s[0] - g->p[0] + k0 * g->d[0];
+  long i1 = o1 * g->s[1] - g->p[1] + k1 * g->d[1];
+  im2col_run r;
+  r.inside = i0 >= 0 && i0 < g->in[0] && i1 >= 0 && i1 < g->in[1];
+  r.from = n * g->in_st[0] + c * g->in_st[1] + i0 * g->in_st[2] + i1 * g->in_st[3];
+  r.shift = k2 * g->d[2] - g->p[2];
+  r.out = block * L + o01 * g->out[2];
+  return r;
+}
+
+/* A 3-D launch: dim 0 is the innermost output position o2, dim 1 o01, dim 2 the column block.
+ * Every division depends on dims 1 and 2 only. */
+__kernel void im2col(BUF(image), BUF(col), sp_geom g, long total) {
+  long o2 = get_global_id(0);
+  if (o2 >= g.out[2]) return;
+  im2col_run r = im2col_locate(&g, get_global_id(1), get_global_id(2));
+  long i2 = o2 * g.s[2] + r.shift;
   CT v = 0;
-  if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1] && i2 >= 0 && i2 < g.in[2])
-    v = LOAD(PTR(image), n * g.in_st[0] + c * g.in_st[1] + i0 * g.in_st[2] + i1 * g.in_st[3] +
-                             i2 * g.in_st[4]);
-  STORE(PTR(col), block * L + o01 * g.out[2] + o2, v);
+  if (r.inside && i2 >= 0 && i2 < g.in[2]) v = LOAD(PTR(image), r.from + i2 * g.in_st[4]);
+  STORE(PTR(col), r.out + o2, v);
 }
 
 /* im2col for CPU devices (the runtime chooses): a work-item per run of o2 (launch dims: o01,
  * column block). The window's valid range of o2 is worked out once, so the run is a strided
  * copy between two stretches of zeros, with no bounds test or division per element. */
 __kernel void im2col_rows(BUF(image), BUF(col), sp_geom g, long total) {
-  long o01 = get_global_id(0), block = get_global_id(1);
+  long o01 = get_global_id(0);
   if (o01 >= g.out[0] * g.out[1]) return;
-  long L = g.out[0] * g.out[1] * g.out[2], K = g.k[0] * g.k[1] * g.k[2];
-  long n = block % g.n, row = block / g.n;
-  long kp = row % K, c = row / K;
-  long o1 = o01 % g.out[1], o0 = o01 / g.out[1];
-  long k2 = kp % g.k[2], k1 = (kp / g.k[2]) % g.k[1], k0 = kp / (g.k[2] * g.k[1]);
-  long i0 = o0 * g.s[0] - g.p[0] + k0 * g.d[0];
-  long i1 = o1 * g.s[1] - g.p[1] + k1 * g.d[1];
-  long shift = k2 * g.d[2] - g.p[2]; /* i2 = o2 * s + shift */
-  long lo = 0, hi = 0;                /* valid o2: 0 <= i2 < in[2] */
-  if (i0 >= 0 && i0 < g.in[0] && i1 >= 0 && i1 < g.in[1]) {
-    lo = shift >= 0 ? 0 : (-shift + g.s[2] - 1) / g.s[2];
-    hi = g.in[2] - shift <= 0 ? 0 : (g.in[2] - shift + g.s[2] - 1) / g.s[2];
+  im2col_run r = im2col_locate(&g, o01, get_global_id(1));
+  long lo = 0, hi = 0; /* valid o2: 0 <= o2 * s2 + shift < in2 */
+  if (r.inside) {
+    lo = r.shift >= 0 ? 0 : (-r.shift + g.s[2] - 1) / g.s[2];
+    hi = g.in[2] - r.shift <= 0 ? 0 : (g.in[2] - r.shift + g.s[2] - 1) / g.s[2];
     hi = min(hi, g.out[2]);
     lo = min(lo, hi);
   }
   __global uchar *dst = PTR(col), *src = PTR(image);
-  long at = block * L + o01 * g.out[2];
-  long from = n * g.in_st[0] + c * g.in_st[1] + i0 * g.in_st[2] + i1 * g.in_st[3];
-  for (long o2 = 0; o2 < lo; o2++) STORE(dst, at + o2, 0);
+  for (long o2 = 0; o2 < lo; o2++) STORE(dst, r.out + o2, 0);
   for (long o2 = lo; o2 < hi; o2++)
-    STORE(dst, at + o2, LOAD(src, from + (o2 * g.s[2] + shift) * g.in_st[4]));
-  for (long o2 = hi; o2 < g.out[2]; o2++) STORE(dst, at + o2, 0);
+    STORE(dst, r.out + o2, LOAD(src, r.from + (o2 * g.s[2] + r.shift) * g.in_st[4]));
+  for (long o2 = hi; o2 < g.out[2]; o2++) STORE(dst, r.out + o2, 0);
 }
 
 /* Output positions o of one dim whose window reads input position i at kernel offset kk. */
