@@ -49,13 +49,10 @@ BINARY(hardtanh_backward, STORE, (b <= alpha || b >= beta) ? (CT)0 : a)
 BINARY(threshold, STORE, a <= alpha ? beta : b)
 BINARY(leaky_relu_backward, STORE, b > 0 ? a : a * alpha)
 
-__kernel void ew_where(EW_SIG) {
-  EW_BEGIN(3)
+EW_KERNEL(where, 3, {
   int cond = (g.scalar_mask & 1) ? (s1 != 0) : LD_BOOL(PTR(x), off[1]);
-  CT b = IN(2, y, s2);
-  CT c = IN(3, z, s3);
-  STORE(PTR(o), off[0], cond ? b : c);
-}
+  STORE(PTR(o), off[0], cond ? IN(2, y, s2) : IN(3, z, s3));
+})
 
 #if defined(IS_BOOL)
 UNARY(sign, STORE, a)
@@ -415,31 +412,7 @@ BINARY(fmin, STORE, a < b ? a : b)
 #endif
 
 /* ---- conversions: cast_<dst> reads this program's type and writes dst ----------------------- */
-#ifdef EW_CONTIG
-#define CAST_ROWS(dst, ST_DST)
-#else
-/* The same for strided layouts on CPU devices (the runtime chooses): a work-item per run of
- * dimension 0, so the divisions that locate a run are done once per run, not per element
- * (permuted copies such as attention's head transposes are 4-D). */
-#define CAST_ROWS(dst, ST_DST)                                                     \
-  __kernel void ew_cast_rows_##dst(EW_SIG) {                                       \
-    long run = get_global_id(0), len = g.sizes[0];                                 \
-    if (run >= g.numel / len) return;                                              \
-    long off[2];                                                                   \
-    ew_offsets(&g, run * len, 2, off);                                             \
-    long so = g.strides[0][0], si = g.strides[1][0];                               \
-    __global uchar *out = PTR(o), *in = PTR(x);                                    \
-    for (long j = 0; j < len; j++)                                                 \
-      ST_DST(out, off[0] + j * so, (g.scalar_mask & 1) ? s1 : LOAD(in, off[1] + j * si)); \
-  }
-#endif
-#define CAST(dst, ST_DST)            \
-  __kernel void ew_cast_##dst(EW_SIG) { \
-    EW_BEGIN(1)                      \
-    CT a = IN(1, x, s1);             \
-    ST_DST(PTR(o), off[0], a);       \
-  }                                  \
-  CAST_ROWS(dst, ST_DST)
+#define CAST(dst, ST_DST) EW_KERNEL(cast_##dst, 1, { ST_DST(PTR(o), off[0], IN(1, x, s1)); })
 CAST(f32, ST_F32)
 CAST(f16, ST_F16)
 CAST(bf16, ST_BF16)

@@ -29,24 +29,46 @@ typedef struct ew_line {
 #endif
 #define IN(k, buf, s) ((g.scalar_mask & (1 << ((k)-1))) ? (s) : LOAD(PTR(buf), off[k]))
 
-#define UNARY(name, OUT, expr)              \
-  __kernel void ew_##name(EW_SIG) {              \
-    EW_BEGIN(1)                             \
-    CT a = IN(1, x, s1);                    \
-    OUT(PTR(o), off[0], (expr));            \
+/* The strided variant's "rows" form, ewr_<name>, for CPU devices (the runtime chooses it): a
+ * work-item per run of dimension 0 of the iteration, so the divisions that locate a run are
+ * paid once per run, not per element (broadcast and permuted operands are the usual case).
+ * BODY sees i and off[] as under EW_BEGIN. The contiguous variant needs no such form. */
+#ifdef EW_CONTIG
+#define EW_ROWS(rows_name, n, BODY)
+#else
+#define EW_ROWS(rows_name, n, BODY)                                       \
+  __kernel void rows_name(EW_SIG) {                                       \
+    long run = get_global_id(0), len = g.sizes[0];                        \
+    if (run >= g.numel / len) return;                                     \
+    long base[4];                                                         \
+    ew_offsets(&g, run * len, (n) + 1, base);                             \
+    for (long j = 0; j < len; j++) {                                      \
+      long i = run * len + j, off[4];                                     \
+      for (int k = 0; k <= (n); k++) off[k] = base[k] + j * g.strides[k][0]; \
+      BODY                                                                \
+    }                                                                     \
   }
-#define BINARY(name, OUT, expr)             \
-  __kernel void ew_##name(EW_SIG) {              \
-    EW_BEGIN(2)                             \
-    CT a = IN(1, x, s1);                    \
-    CT b = IN(2, y, s2);                    \
-    OUT(PTR(o), off[0], (expr));            \
-  }
-#define TERNARY(name, OUT, expr)            \
-  __kernel void ew_##name(EW_SIG) {              \
-    EW_BEGIN(3)                             \
-    CT a = IN(1, x, s1);                    \
-    CT b = IN(2, y, s2);                    \
-    CT c = IN(3, z, s3);                    \
-    OUT(PTR(o), off[0], (expr));            \
-  }
+#endif
+
+/* A kernel in both forms: ew_<name> (an element per work-item) and ewr_<name>. The names are
+ * pasted here, before `name` can meet a macro of the same name (exp, log ... are builtins). */
+#define EW_KERNEL(name, n, BODY) EW_BOTH(ew_##name, ewr_##name, n, BODY)
+#define EW_BOTH(element_name, rows_name, n, BODY) \
+  __kernel void element_name(EW_SIG) {            \
+    EW_BEGIN(n)                                   \
+    BODY                                          \
+  }                                               \
+  EW_ROWS(rows_name, n, BODY)
+
+#define UNARY(name, OUT, expr) \
+  EW_BOTH(ew_##name, ewr_##name, 1, { CT a = IN(1, x, s1); OUT(PTR(o), off[0], (expr)); })
+#define BINARY(name, OUT, expr)                                                              \
+  EW_BOTH(ew_##name, ewr_##name, 2,                                                          \
+          { CT a = IN(1, x, s1); CT b = IN(2, y, s2); OUT(PTR(o), off[0], (expr)); })
+#define TERNARY(name, OUT, expr)                              \
+  EW_BOTH(ew_##name, ewr_##name, 3, {                         \
+    CT a = IN(1, x, s1);                                      \
+    CT b = IN(2, y, s2);                                      \
+    CT c = IN(3, z, s3);                                      \
+    OUT(PTR(o), off[0], (expr));                              \
+  })

@@ -406,15 +406,31 @@ axon_status_t axon_program_from_source(int device, const char *source, const cha
   return get_program(d, source, options, "user kernel source", program);
 }
 
+/* An entry without a kernel: later lookups of the name fail without asking the driver. */
+static void remember_missing(axon_program_t program, const char *name, uint64_t hash) {
+  kernel_entry *grown = realloc(program->kernels, (size_t)(program->nkernels + 1) * sizeof *grown);
+  if (!grown) return;
+  program->kernels = grown;
+  kernel_entry *e = &grown[program->nkernels++];
+  memset(e, 0, sizeof *e);
+  e->hash = hash;
+  snprintf(e->name, sizeof e->name, "%s", name);
+}
+
 static kernel_entry *find_kernel(axon_program_t program, const char *name, axon_status_t *status) {
   /* Called with the launch lock held, which also guards the kernel list. */
   uint64_t hash = hash_name(name, NULL);
   for (int i = 0; i < program->nkernels; i++)
-    if (program->kernels[i].hash == hash && !strcmp(program->kernels[i].name, name))
-      return &program->kernels[i];
+    if (program->kernels[i].hash == hash && !strcmp(program->kernels[i].name, name)) {
+      if (program->kernels[i].kernel) return &program->kernels[i];
+      /* Known to be absent (launchers probe for optional forms): no driver call. */
+      *status = axon_fail(CL_INVALID_KERNEL_NAME, "kernel \"%s\" not found in program", name);
+      return NULL;
+    }
   cl_int err;
   cl_kernel k = clCreateKernel(program->program, name, &err);
   if (!k) {
+    if (err == CL_INVALID_KERNEL_NAME) remember_missing(program, name, hash);
     *status = axon_fail(err, "kernel \"%s\" not found in program: %s", name, axon_status_name(err));
     return NULL;
   }

@@ -60,27 +60,18 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   }
   args[8] = bytes_arg(&a.v, a.size);
   args[9] = bytes_arg(&b.v, b.size);
+  int64_t runs = g.ndim > 1 ? g.numel / g.sizes[0] : 0;
+  /* Runs of at least 8, and enough of them to share among the cores. */
+  if (!line && rows_per_item(stream) && g.sizes[0] >= 8 && runs >= 16) {
+    /* Strided on a CPU: the rows form (EW_ROWS in ew_common.cl), where the kernel has one. */
+    char rows[64];
+    snprintf(rows, sizeof rows, "ewr_%s", kernel + strlen("ew_"));
+    axon_status_t st = launch_1d(stream, program, rows, runs, args, 10);
+    if (st != CL_INVALID_KERNEL_NAME) return st;
+  }
   size_t local = group_size_for(stream, g.numel);
   size_t global = axon_round_up((size_t)g.numel, local);
   return axon_launch(program, kernel, stream, 1, &global, &local, args, 10);
-}
-
-/* A launch of a work-item per run of dimension 0 (the rows kernels). */
-static axon_status_t run_rows(axon_stream_t stream, const char *kernel, axon_dtype dtype,
-                              const axon_ew_desc *d, const ew_geom *g) {
-  if (!d->data[0] || !d->data[1])
-    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "cast: missing operand");
-  axon_program_t program;
-  AXON_TRY(family_program(stream, "ew_common+elementwise", dtype, &program));
-  int integral = dtype != AXON_F32 && dtype != AXON_F64 && dtype != AXON_F16 && dtype != AXON_BF16;
-  compute_scalar s = make_scalar(dtype, d->scalars[1], d->iscalars[1], integral),
-                 zero = make_scalar(dtype, 0, 0, integral);
-  axon_arg args[] = {buffer_arg(d->data[0]),        buffer_arg(d->data[1]),
-                     buffer_arg(d->data[0]),        buffer_arg(d->data[0]),
-                     bytes_arg(g, sizeof *g),       bytes_arg(&s.v, s.size),
-                     bytes_arg(&zero.v, zero.size), bytes_arg(&zero.v, zero.size),
-                     bytes_arg(&zero.v, zero.size), bytes_arg(&zero.v, zero.size)};
-  return launch_1d(stream, program, kernel, g->numel / g->sizes[0], args, 10);
 }
 
 axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype dtype,
@@ -113,14 +104,5 @@ axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_d
   if (!axon_device_supports_dtype(axon_stream_device(stream), out_dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
                      axon_dtype_name(out_dtype), axon_stream_device(stream));
-  ew_geom g;
-  AXON_TRY(make_geom(desc, &g));
-  if (g.numel > 0 && !contiguous(&g, desc->ninputs) && rows_per_item(stream) &&
-      g.numel / g.sizes[0] >= AXON_GROUP) {
-    /* Strided on a CPU: a work-item per run of dimension 0 (ew_cast_rows_* in elementwise.cl). */
-    char name[32];
-    snprintf(name, sizeof name, "ew_cast_rows_%s", cast_names[out_dtype] + strlen("ew_cast_"));
-    return run_rows(stream, name, dtype, desc, &g);
-  }
   return run(stream, "ew_common+elementwise", cast_names[out_dtype], dtype, desc, 0.0, 0.0);
 }
