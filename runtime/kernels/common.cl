@@ -145,3 +145,15 @@ inline void ew_offsets(const ew_geom *g, long i, int n, long *off) {
 
 #define BUF(name) __global uchar *name##_base, ulong name##_offset
 #define PTR(name) (name##_base + name##_offset)
+
+/* Horizontal max and sum of a float8, for kernels that walk rows in vectors. */
+inline float lanes_max(float8 v) {
+  float4 a = fmax(v.lo, v.hi);
+  float2 b = fmax(a.lo, a.hi);
+  return fmax(b.lo, b.hi);
+}
+inline float lanes_sum(float8 v) {
+  float4 a = v.lo + v.hi;
+  float2 b = a.lo + a.hi;
+  return b.lo + b.hi;
+}

@@ -100,17 +100,6 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void softmax_backward(
 /* float32 rows contiguous in memory on CPU devices (the runtime chooses): a work-item per row
  * in float8 vectors, because PoCL's vector exp is several times faster than its scalar exp,
  * which the one-row-per-item kernels above call per element. */
-inline float lanes_max(float8 v) {
-  float4 a = fmax(v.lo, v.hi);
-  float2 b = fmax(a.lo, a.hi);
-  return fmax(b.lo, b.hi);
-}
-inline float lanes_sum(float8 v) {
-  float4 a = v.lo + v.hi;
-  float2 b = a.lo + a.hi;
-  return b.lo + b.hi;
-}
-
 __kernel void softmax_rows(BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
   long row = get_global_id(0);
   if (row >= rows) return;

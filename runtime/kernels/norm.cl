@@ -90,6 +90,38 @@ __kernel void norm_stats(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), no
             : g.cdiv == 1 && g.cmod == g.gdiv ? inner                          \
                                               : (i / g.cdiv) % g.cmod;
 
+#ifdef DT_F32
+/* Layer norm's statistics when each target is a float32 row contiguous in memory, on CPU
+ * devices (the runtime chooses): a work-item per row in float8 vectors, as softmax_rows in
+ * nn.cl, instead of the scalar loops a one-item group runs above. */
+__kernel void norm_stats_rows(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), norm_geom g,
+                              AT eps, AT momentum, int update_running) {
+  long t = get_global_id(0), n = g.nb, body = g.nb / 8 * 8;
+  if (t >= g.targets) return;
+  __global const float *xp = (__global const float *)PTR(x) + t * g.st;
+  float8 sv = 0;
+  for (long j = 0; j < body; j += 8) sv += vload8(0, xp + j);
+  float s = lanes_sum(sv);
+  for (long j = body; j < n; j++) s += xp[j];
+  float m = s / (float)n;
+  float8 qv = 0;
+  for (long j = 0; j < body; j += 8) {
+    float8 dv = vload8(0, xp + j) - m;
+    qv += dv * dv;
+  }
+  float q = lanes_sum(qv);
+  for (long j = body; j < n; j++) q += (xp[j] - m) * (xp[j] - m);
+  float var = q / (float)n;
+  AST(PTR(mean), t, m);
+  AST(PTR(rstd), t, 1.0f / sqrt(var + eps));
+  if (update_running) {
+    float unbiased = n > 1 ? var * (float)n / (float)(n - 1) : NAN;
+    AST(PTR(rmean), t, (1.0f - momentum) * ALD(PTR(rmean), t) + momentum * m);
+    AST(PTR(rvar), t, (1.0f - momentum) * ALD(PTR(rvar), t) + momentum * unbiased);
+  }
+}
+#endif
+
 __kernel void norm_apply(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), BUF(y),
                          norm_geom g, AT eps, int stat_is_var, int has_weight, int has_bias) {
   NORM_ELEMENT(g)

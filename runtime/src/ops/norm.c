@@ -71,6 +71,10 @@ axon_status_t axon_norm_stats(axon_stream_t stream, axon_dtype dtype, const axon
                      bytes_arg(&mom.v, mom.size),
                      bytes_arg(&update, sizeof update)};
   if (g.na * g.nb == 0) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "norm_stats: empty groups");
+  if (dtype == AXON_F32 && g.na == 1 && g.sb == 1 && rows_per_item(stream)) {
+    size_t local = 1, global = (size_t)g.targets; /* contiguous rows: norm_stats_rows */
+    return axon_launch(program, "norm_stats_rows", stream, 1, &global, &local, args, 9);
+  }
   return per_target(stream, program, "norm_stats", &g, args, 9);
 }
 
