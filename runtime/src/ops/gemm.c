@@ -20,9 +20,8 @@ static int is_blas_dtype(axon_dtype dtype) {
 }
 
 axon_gemm_path axon_gemm_path_for(axon_stream_t stream, axon_dtype dtype) {
-  axon_device_info info;
-  axon_device_get_info(axon_stream_device(stream), &info);
-  int host_ok = is_blas_dtype(dtype) && info.native_kernels && info.is_cpu;
+  const axon_device_info *info = stream_info(stream);
+  int host_ok = is_blas_dtype(dtype) && info->native_kernels && info->is_cpu;
   int clblast_ok = is_blas_dtype(dtype);
   const char *force = getenv("AXON_GEMM");
   if (force && !strcasecmp(force, "kernel")) return AXON_GEMM_KERNEL;

@@ -85,10 +85,16 @@ static inline axon_status_t family_program(axon_stream_t stream, const char *fam
 /* Work-group size for 1-D launches: fixed, so each kernel is compiled for one size only. */
 #define AXON_GROUP 256
 
+/* Launchers read the stream's device description in place: axon_device_get_info copies all
+ * of it (3 KB of names and extensions), which every launch would pay. */
+static inline const axon_device_info *stream_info(axon_stream_t stream) {
+  static const axon_device_info none; /* a NULL stream: launching then fails with its error */
+  return stream ? &stream->device->info : &none;
+}
+
 static inline size_t group_size(axon_stream_t stream) {
-  axon_device_info info;
-  axon_device_get_info(axon_stream_device(stream), &info);
-  return info.max_work_group_size < AXON_GROUP ? info.max_work_group_size : AXON_GROUP;
+  size_t max = stream_info(stream)->max_work_group_size;
+  return max < AXON_GROUP ? max : AXON_GROUP;
 }
 
 /* Whether the stream's device is a CPU (PoCL): reductions then give each row a work-item rather
@@ -97,9 +103,7 @@ static inline size_t group_size(axon_stream_t stream) {
  * there the tree costs more than the reduction itself (8 ms against 0.2 ms for 4096 rows of
  * 1024 floats, measured with PoCL 3.1 on 2 cores). */
 static inline int rows_per_item(axon_stream_t stream) {
-  axon_device_info info;
-  axon_device_get_info(axon_stream_device(stream), &info);
-  return info.is_cpu;
+  return stream_info(stream)->is_cpu;
 }
 
 /* Launches of a few elements get small groups: PoCL runs every work-item of a group, so one
