@@ -405,6 +405,23 @@ Tensor embedding_bag_psw_backward(const Tensor& grad_, const Tensor& weight, con
 constexpr int64_t kReductionNone = 0, kReductionMean = 1;
 
 // The per-sample losses reduced as asked; `keep_dim` keeps a [n] result for reduction none.
+// grad_input (resized to self's shape) from a gradient computed in another shape.
+Tensor& write_like(Tensor& out, const Tensor& self, const Tensor& value) {
+  at::native::resize_output(out, self.sizes());
+  return out.copy_(value.view(self.sizes()));
+}
+
+// A margin loss's incoming gradient: one per sample, or the reduced loss's single one.
+Tensor loss_grad(const Tensor& grad, int64_t reduction, int64_t n) {
+  return reduction == kReductionNone ? grad.reshape({n}).contiguous() : grad.reshape({1});
+}
+
+// The kernels' reduction parameters: whether the gradient is per sample, and the mean's 1/n.
+void backward_reduction(axon_sampling_params& prm, int64_t reduction, int64_t n) {
+  prm.i[4] = reduction == kReductionNone ? 1 : 0;
+  prm.f[1] = reduction == kReductionMean ? 1.0 / double(n) : 1.0;
+}
+
 Tensor reduce_loss(const Tensor& per, int64_t reduction, bool keep_dim) {
   if (reduction == kReductionNone) return keep_dim ? per : per.reshape({});
   return reduction == kReductionMean ? per.mean() : per.sum();
@@ -462,20 +479,17 @@ Tensor& multi_margin_loss_backward_out(const Tensor& grad, const Tensor& self, c
   bool has_w = weight_.has_value() && weight_->defined();
   Tensor x = self.reshape({n, c}).contiguous(), t = target.reshape({n}).to(at::kLong).contiguous();
   Tensor w = has_w ? weight_->contiguous() : Tensor();
-  Tensor g = reduction == kReductionNone ? grad.reshape({n}).contiguous() : grad.reshape({1});
+  Tensor g = loss_grad(grad, reduction, n);
   Tensor gi = at::empty({n, c}, self.options());
   axon_sampling_params prm{};
   prm.i[0] = n;
   prm.i[1] = c;
   prm.i[2] = p;
   prm.i[3] = has_w;
-  prm.i[4] = reduction == kReductionNone ? 1 : 0;
   prm.f[0] = margin.toDouble();
-  prm.f[1] = reduction == kReductionMean ? 1.0 / double(n) : 1.0;
+  backward_reduction(prm, reduction, n);
   run("multi_margin_backward", self.scalar_type(), n, {g, x, t, w, gi}, prm);
-  at::native::resize_output(grad_input, self.sizes());
-  grad_input.copy_(gi.view(self.sizes()));
-  return grad_input;
+  return write_like(grad_input, self, gi);
 }
 
 Tensor multi_margin_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
@@ -525,17 +539,14 @@ Tensor& multilabel_margin_loss_backward_out(const Tensor& grad, const Tensor& se
   Tensor x = self.reshape({n, c}).contiguous(),
          t = target.reshape({n, c}).to(at::kLong).contiguous();
   Tensor ist = is_target.reshape({n, c}).contiguous();
-  Tensor g = reduction == kReductionNone ? grad.reshape({n}).contiguous() : grad.reshape({1});
+  Tensor g = loss_grad(grad, reduction, n);
   Tensor gi = at::empty({n, c}, self.options());
   axon_sampling_params prm{};
   prm.i[0] = n;
   prm.i[1] = c;
-  prm.i[4] = reduction == kReductionNone ? 1 : 0;
-  prm.f[1] = reduction == kReductionMean ? 1.0 / double(n) : 1.0;
+  backward_reduction(prm, reduction, n);
   run("multilabel_margin_backward", self.scalar_type(), n, {g, x, t, ist, gi}, prm);
-  at::native::resize_output(grad_input, self.sizes());
-  grad_input.copy_(gi.view(self.sizes()));
-  return grad_input;
+  return write_like(grad_input, self, gi);
 }
 
 Tensor multilabel_margin_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& target,
@@ -824,9 +835,7 @@ Tensor& fractional_max_pool_backward_out(const Tensor& grad, const Tensor& self,
   Tensor gi = at::zeros({planes, in_vol}, grad.options());
   if (grad.numel() > 0)
     gi.scatter_add_(1, indices.reshape({planes, -1}), grad.reshape({planes, -1}));
-  at::native::resize_output(grad_input, self.sizes());
-  grad_input.copy_(gi.view(self.sizes()));
-  return grad_input;
+  return write_like(grad_input, self, gi);
 }
 
 Tensor fractional_max_pool3d_backward(const Tensor& grad, const Tensor& self,
