@@ -34,7 +34,15 @@ setup(
             + [os.path.join(p, "kineto") for p in include_paths() if os.path.isdir(os.path.join(p, "kineto"))],
             extra_objects=[os.path.join(ROOT, "runtime", "build", "libaxon.a")],
             libraries=["OpenCL", "clblast", "openblas"],
-            extra_compile_args=["-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Wno-missing-field-initializers"],
+            # C++20 named: torch releases before 2.13 default extensions to C++17.
+            extra_compile_args=[
+                "-std=c++20",
+                "-O2",
+                "-Wall",
+                "-Wextra",
+                "-Wno-unused-parameter",
+                "-Wno-missing-field-initializers",
+            ],
         )
     ],
     cmdclass={"build_ext": BuildWithRuntime},

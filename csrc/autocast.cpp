@@ -49,6 +49,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 }
 
 // PyTorch's op-list macros name these types unqualified.
+#if __has_include(<ATen/core/Dimname.h>)
+using at::DimnameList;  // torch 2.11's lists still hold named-tensor overloads
+#endif
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;

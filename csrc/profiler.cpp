@@ -6,7 +6,9 @@
 // under their ops (device_time in key_averages) and exports them in Chrome traces.
 
 // The registry header exists only for Kineto builds; the installed torch is one (libkineto is
-// inside libtorch_cpu), so the declarations are enabled for this file.
+// inside libtorch_cpu), so the declarations are enabled for this file. Torch releases before the
+// registry (2.11 and older) build Axon without device activities in torch.profiler.
+#if __has_include(<torch/csrc/profiler/standalone/privateuse1_profiler.h>)
 #ifndef USE_KINETO
 #define USE_KINETO
 #endif
@@ -144,3 +146,4 @@ REGISTER_PRIVATEUSE1_PROFILER(Profiler);
 
 }  // namespace
 }  // namespace axon
+#endif  // the PrivateUse1 profiler registry is present

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import os
 import platform
 import sys
@@ -56,13 +57,19 @@ def run_ops(args) -> list[dict]:
     for w in ops.workloads(args.quick):
         if args.only and args.only not in w.name:
             continue
-        timings = compare({d: (w.make(d), d) for d in ("cpu", "axon")}, args.repeats, args.sample_s)
+        timings = compare(_on_both(args, w.make), args.repeats, args.sample_s)
         entry = {"name": w.name, "group": w.group, "unit": w.unit, "work": w.work, **_entry(timings, w.work)}
         entry["ratio"] = timings["cpu"].median / timings["axon"].median
         rows.append(entry)
         print(f"  {w.name:46s} cpu {_show(entry['cpu'], w.unit)}  axon {_show(entry['axon'], w.unit)}  "
               f"ratio {entry['ratio']:.2f}x", flush=True)  # fmt: skip
     return rows
+
+
+def _on_both(args, make) -> dict:
+    """label -> (callable, device): the baseline is labelled "cpu" in the results even when
+    --baseline moves it to another device (results["baseline"] names that device)."""
+    return {"cpu": (make(args.baseline), args.baseline), "axon": (make("axon"), "axon")}
 
 
 def _show(e: dict, unit: str) -> str:
@@ -76,7 +83,7 @@ def run_models(args) -> list[dict]:
             continue
         entry = {"name": w.name, "title": w.title, "unit": w.unit}
         try:
-            steps = {d: (w.build(d, args.quick), d) for d in ("cpu", "axon")}
+            steps = _on_both(args, functools.partial(w.build, quick=args.quick))
         except RuntimeError as e:  # an optional dependency (transformers) is missing
             entry["skipped"] = str(e)
             rows.append(entry)
@@ -144,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=7, help="samples per backend per operator workload")
     p.add_argument("--model-repeats", type=int, default=3, help="samples per backend per model workload")
     p.add_argument("--sample-s", type=float, default=0.2, help="target length of one sample, seconds")
+    p.add_argument("--baseline", default="cpu", help="PyTorch device to compare with (cpu, or cuda)")
     p.add_argument("--json", help="where the full results go (docs/benchmarks.json)")
     p.add_argument("--markdown", help="markdown page, charts go beside it (docs/benchmarks.md)")
     args = p.parse_args(argv)
@@ -162,10 +170,11 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "device": {k: info[k] for k in ("name", "vendor", "driver_version", "platform_version", "compute_units")},
         "quick": args.quick,
+        "baseline": args.baseline,
         "repeats": args.repeats,
     }
     torch.axon.fallback_ops(reset=True)
-    print(f"Axon on {info['name']} vs PyTorch {torch.__version__} CPU; ceilings:", flush=True)
+    print(f"Axon on {info['name']} vs PyTorch {torch.__version__} {args.baseline}; ceilings:", flush=True)
     results["ceilings"] = ceilings.measure(args.quick, args.repeats, args.sample_s)
     for key, value in results["ceilings"].items():
         print(f"  {key}: {value}", flush=True)

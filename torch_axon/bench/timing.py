@@ -19,6 +19,8 @@ import torch
 def synchronize(device: str) -> None:
     if device.startswith("axon"):
         torch.axon.synchronize()
+    elif device.startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 @dataclass
