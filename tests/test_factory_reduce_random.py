@@ -37,6 +37,8 @@ def test_linspace_exact(dtype):
 def test_logspace(dtype):
     cases = [(0, 3, 4, 10.0), (-2, 2, 17, 2.0), (1, 0.5, 6, math.e), (0, 5, 1, 10.0), (0, 1, 0, 10.0)]
     for start, end, steps, base in cases:
+        if dtype == torch.uint8 and min(start, end) < 0:
+            continue  # CPU's result rests on out-of-range conversions, undefined in C (19 for 2**1.75)
         c = torch.logspace(start, end, steps, base, dtype=dtype)
         a = torch.logspace(start, end, steps, base, dtype=dtype, device=DEVICE)
         compare(c, a)

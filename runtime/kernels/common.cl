@@ -45,10 +45,12 @@ inline ushort float_to_bf16(float f) {
 #define ST_F16(p, i, v) vstore_half_rte((float)(v), (i), (__global half *)(p))
 #define ST_BF16(p, i, v) (((__global ushort *)(p))[i] = float_to_bf16((float)(v)))
 #define ST_I64(p, i, v) (((__global long *)(p))[i] = (long)(v))
-#define ST_I32(p, i, v) (((__global int *)(p))[i] = (int)(v))
-#define ST_I16(p, i, v) (((__global short *)(p))[i] = (short)(v))
-#define ST_I8(p, i, v) (((__global char *)(p))[i] = (char)(v))
-#define ST_U8(p, i, v) (((__global uchar *)(p))[i] = (uchar)(v))
+/* Narrow integers go through long: a float out of their range then wraps as on PyTorch's CPU
+ * (1000.0 -> uint8 232) instead of saturating as NVIDIA's direct conversion does. */
+#define ST_I32(p, i, v) (((__global int *)(p))[i] = (int)(long)(v))
+#define ST_I16(p, i, v) (((__global short *)(p))[i] = (short)(long)(v))
+#define ST_I8(p, i, v) (((__global char *)(p))[i] = (char)(long)(v))
+#define ST_U8(p, i, v) (((__global uchar *)(p))[i] = (uchar)(long)(v))
 #define ST_BOOL(p, i, v) (((__global uchar *)(p))[i] = (uchar)((v) != 0))
 
 #if defined(DT_F32)

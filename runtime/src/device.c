@@ -51,6 +51,9 @@ static void fill_info(axon_device *d) {
   info->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
   clGetDeviceInfo(id, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof caps, &caps, NULL);
   info->native_kernels = (caps & CL_EXEC_NATIVE_KERNEL) != 0;
+  cl_device_fp_config fp = 0;
+  clGetDeviceInfo(id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
+  info->exact_div_sqrt = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
   info->has_fp64 = strstr(info->extensions, "cl_khr_fp64") != NULL;
   info->has_fp16 = strstr(info->extensions, "cl_khr_fp16") != NULL;
 }
