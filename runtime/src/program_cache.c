@@ -350,10 +350,9 @@ static axon_status_t get_program_built_with(axon_device *d, const char *source, 
   return AXON_SUCCESS;
 }
 
-/* PyTorch divides and takes square roots correctly rounded; OpenCL's default allows 2.5 and 3 ulp
- * in float, which NVIDIA's compiler takes (truncating division of bfloat16 values gave 5 for an
- * exact quotient of 6). Where the device offers IEEE division and sqrt, every program is built
- * with them. */
+/* PyTorch divides and takes square roots correctly rounded (its CUDA build too); OpenCL's
+ * default allows 2.5 and 3 ulp in float, and NVIDIA's compiler takes that licence. Where the
+ * device offers IEEE division and sqrt, every program is built with them. */
 #define EXACT_DIV_SQRT " -cl-fp32-correctly-rounded-divide-sqrt"
 
 static axon_status_t get_program(axon_device *d, const char *source, const char *user_options,

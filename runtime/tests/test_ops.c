@@ -912,10 +912,10 @@ static const char *path_name(axon_gemm_path p) {
   return p == AXON_GEMM_HOST_BLAS ? "host" : p == AXON_GEMM_CLBLAST ? "clblast" : "kernel";
 }
 
-/* One gemm on the device in dtype (F32 or F64), checked against the host. */
-static void gemm_case(axon_dtype dt, const char *path, int ta, int tb, int64_t batch, double alpha,
-                      double beta, int nan_c) {
-  int64_t m = 33, n = 47, k = 29;
+/* One m x n gemm on the device in dtype (F32 or F64), checked against the host. */
+static void gemm_case(axon_dtype dt, const char *path, int64_t m, int64_t n, int ta, int tb,
+                      int64_t batch, double alpha, double beta, int nan_c) {
+  int64_t k = 29;
   axon_gemm_desc g;
   memset(&g, 0, sizeof g);
   g.trans_a = ta;
@@ -962,9 +962,9 @@ static void gemm_case(axon_dtype dt, const char *path, int ta, int tb, int64_t b
   g.c = dc;
   host_gemm(&g, a, b, c);
   char what[200];
-  snprintf(what, sizeof what, "gemm %s path=%s ta=%d tb=%d batch=%lld alpha=%g beta=%g%s",
-           axon_dtype_name(dt), path, ta, tb, (long long)batch, alpha, beta,
-           nan_c ? " (C holds NaN)" : "");
+  snprintf(what, sizeof what, "gemm %s path=%s %lldx%lld ta=%d tb=%d batch=%lld alpha=%g beta=%g%s",
+           axon_dtype_name(dt), path, (long long)m, (long long)n, ta, tb, (long long)batch, alpha,
+           beta, nan_c ? " (C holds NaN)" : "");
   axon_status_t st = axon_gemm(S, dt, &g);
   if (st != AXON_SUCCESS) {
     CHECK(0, "%s: %s: %s", what, axon_status_name(st), axon_last_error());
@@ -1022,11 +1022,16 @@ static void test_gemm(void) {
         CHECK(!strcmp(path_name(chosen), paths[p]), "AXON_GEMM=%s selects the %s path for %s",
               paths[p], path_name(chosen), axon_dtype_name(dt));
       }
-      for (int ta = 0; ta < 2; ta++)
-        for (int tb = 0; tb < 2; tb++) gemm_case(dt, paths[p], ta, tb, 1, 1.0, 0.0, 0);
-      gemm_case(dt, paths[p], 0, 1, 3, 1.5, 0.5, 0);
-      gemm_case(dt, paths[p], 1, 0, 2, -0.75, 2.0, 0);
-      gemm_case(dt, paths[p], 0, 0, 2, 1.0, 0.0, 1);
+      /* A matrix result, and a single row and column (the host path runs those as gemv). */
+      const int64_t shapes[3][2] = {{33, 47}, {1, 47}, {33, 1}};
+      for (int sh = 0; sh < 3; sh++) {
+        int64_t m = shapes[sh][0], n = shapes[sh][1];
+        for (int ta = 0; ta < 2; ta++)
+          for (int tb = 0; tb < 2; tb++) gemm_case(dt, paths[p], m, n, ta, tb, 1, 1.0, 0.0, 0);
+        gemm_case(dt, paths[p], m, n, 0, 1, 3, 1.5, 0.5, 0);
+        gemm_case(dt, paths[p], m, n, 1, 0, 2, -0.75, 2.0, 0);
+        gemm_case(dt, paths[p], m, n, 0, 0, 2, 1.0, 0.0, 1);
+      }
     }
   }
   unsetenv("AXON_GEMM");
