@@ -130,6 +130,43 @@ def test_softmax_zero_size_and_zero_dim():
     compare(F.log_softmax(s, dim=0), F.log_softmax(to_axon(s), dim=0))
 
 
+def _masked_scores(shape, dim, dtype):
+    """Random scores with some rows along dim all -inf, one row mixing NaN and -inf, one -inf."""
+    x = torch.randn(shape, dtype=torch.float32).movedim(dim, -1)
+    x[0] = -math.inf  # every row of the first slice is fully masked
+    x[1, 0] = -math.inf
+    x[1, 0, 1] = math.nan  # -inf and NaN: stays NaN, as on the CPU
+    x[2, 1, : x.shape[-1] // 2] = -math.inf  # half masked
+    return x.movedim(-1, dim).to(dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("shape,dim", [((4, 3, 10), -1), ((4, 3, 300), -1), ((4, 6, 3), 1)])
+def test_safe_softmax(dtype, shape, dim):
+    """torch._safe_softmax (attention's softmax): fully masked rows give 0, in one native kernel."""
+    x = _masked_scores(shape, dim, dtype)
+    compare(torch._safe_softmax(x, dim), torch._safe_softmax(to_axon(x), dim))
+    compare(torch._safe_softmax(x, dim, torch.float32), torch._safe_softmax(to_axon(x), dim, torch.float32))
+
+
+def test_safe_softmax_backward_and_attention():
+    x = _masked_scores((4, 3, 10), -1, torch.float32)
+    x[1, 0, 1] = 0.0  # no NaN: gradients compare everywhere
+    g = torch.randn(4, 3, 10)
+    c, a = x.clone().requires_grad_(), to_axon(x).requires_grad_()
+    (torch._safe_softmax(c, -1) * g).sum().backward()
+    (torch._safe_softmax(a, -1) * to_axon(g)).sum().backward()
+    compare(c.grad, a.grad)
+    # Attention with a boolean mask that hides every key of some queries.
+    q, k, v = (torch.randn(2, 3, 5, 8) for _ in range(3))
+    mask = torch.rand(2, 1, 5, 5) > 0.4
+    mask[0, 0, 2] = False
+    want = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    got = F.scaled_dot_product_attention(*(to_axon(t) for t in (q, k, v)), attn_mask=to_axon(mask))
+    compare(want, got)
+    assert (got[0, :, 2] == 0).all()
+
+
 # ---- cross entropy and nll -------------------------------------------------------------------------
 
 

@@ -32,18 +32,33 @@ typedef double SUM_T;
 typedef CT SUM_T;
 #endif
 
+/* log_mode: 0 softmax, 1 log_softmax, 2 safe softmax (axon_softmax_mode). A safe softmax
+ * row whose maximum is -inf holds only -inf and NaN (fmax skips NaN); without a NaN it is fully
+ * masked and becomes zeros, as PyTorch's _safe_softmax does. m is uniform across a work-group,
+ * so every item of a group takes the branch (REDUCE_SUM is collective) or none does. */
+#define SAFE_SOFTMAX_MASKED_ROW(first, step, REDUCE_SUM)                                    \
+  if (log_mode == 2 && m == -INFINITY) {                                                    \
+    CT nans = 0;                                                                            \
+    for (long j = first; j < dim; j += step) nans += isnan(LOAD(x, base + j * inner)) ? 1 : 0; \
+    if (REDUCE_SUM(nans) == 0) {                                                            \
+      for (long j = first; j < dim; j += step) STORE(y, base + j * inner, 0);               \
+      return;                                                                               \
+    }                                                                                       \
+  }
+
 #define SOFTMAX_BODY(first, step, REDUCE_MAX, REDUCE_SUM)                                   \
   __global uchar *x = PTR(in), *y = PTR(out);                                               \
   CT m = -INFINITY;                                                                         \
   for (long j = first; j < dim; j += step) m = fmax(m, LOAD(x, base + j * inner));          \
   m = REDUCE_MAX(m);                                                                        \
+  SAFE_SOFTMAX_MASKED_ROW(first, step, REDUCE_SUM)                                          \
   SUM_T acc = 0;                                                                            \
   for (long j = first; j < dim; j += step) acc += exp(LOAD(x, base + j * inner) - m);       \
   CT s = REDUCE_SUM((CT)acc);                                                               \
   CT ls = log(s);                                                                           \
   for (long j = first; j < dim; j += step) {                                                \
     CT v = LOAD(x, base + j * inner) - m;                                                   \
-    STORE(y, base + j * inner, log_mode ? v - ls : exp(v) / s);                             \
+    STORE(y, base + j * inner, log_mode == 1 ? v - ls : exp(v) / s);                        \
   }
 
 /* grad_in = y * (g - sum(g * y)) for softmax, g - exp(y) * sum(g) for log_softmax. */
@@ -110,6 +125,14 @@ __kernel void softmax_rows(BUF(in), BUF(out), long rows, long dim, long inner, i
   for (long j = 0; j < body; j += 8) mv = fmax(mv, vload8(0, x + j));
   float m = lanes_max(mv);
   for (long j = body; j < dim; j++) m = fmax(m, x[j]);
+  if (log_mode == 2 && m == -INFINITY) {
+    int nans = 0;
+    for (long j = 0; j < dim; j++) nans |= isnan(x[j]);
+    if (!nans) {
+      for (long j = 0; j < dim; j++) y[j] = 0;
+      return;
+    }
+  }
   float8 sv = 0;
   for (long j = 0; j < body; j += 8) sv += exp(vload8(0, x + j) - m);
   float s = lanes_sum(sv);
@@ -117,9 +140,9 @@ __kernel void softmax_rows(BUF(in), BUF(out), long rows, long dim, long inner, i
   float ls = log(s);
   for (long j = 0; j < body; j += 8) {
     float8 v = vload8(0, x + j) - m;
-    vstore8(log_mode ? v - ls : exp(v) / s, 0, y + j);
+    vstore8(log_mode == 1 ? v - ls : exp(v) / s, 0, y + j);
   }
-  for (long j = body; j < dim; j++) y[j] = log_mode ? x[j] - m - ls : exp(x[j] - m) / s;
+  for (long j = body; j < dim; j++) y[j] = log_mode == 1 ? x[j] - m - ls : exp(x[j] - m) / s;
 }
 
 __kernel void softmax_backward_rows(BUF(grad), BUF(out), BUF(result), long rows, long dim,

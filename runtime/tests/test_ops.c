@@ -1058,7 +1058,7 @@ static void softmax_case(int64_t outer, int64_t dim, int64_t inner, int log_mode
     g[i] = rng_float(-1.0f, 1.0f);
   }
   void *dx = up(x, n * 4), *dy = dev_zeros(n * 4), *dg = up(g, n * 4), *dgi = dev_zeros(n * 4);
-  axon_softmax_desc d = {outer, dim, inner, dx, NULL, dy, log_mode};
+  axon_softmax_desc d = {outer, dim, inner, dx, NULL, dy, (axon_softmax_mode)log_mode};
   axon_status_t st = axon_softmax(S, AXON_F32, &d);
   for (int64_t o = 0; o < outer; o++)
     for (int64_t i = 0; i < inner; i++) {
@@ -1093,7 +1093,7 @@ static void softmax_case(int64_t outer, int64_t dim, int64_t inner, int log_mode
         want[at] = log_mode ? g[at] - exp(wy[at]) * s : wy[at] * (g[at] - s);
       }
     }
-  axon_softmax_desc b = {outer, dim, inner, dg, dy, dgi, log_mode};
+  axon_softmax_desc b = {outer, dim, inner, dg, dy, dgi, (axon_softmax_mode)log_mode};
   st = axon_softmax_backward(S, AXON_F32, &b);
   snprintf(what, sizeof what, "%s backward [%lld, %lld, %lld] f32",
            log_mode ? "log_softmax" : "softmax", (long long)outer, (long long)dim,

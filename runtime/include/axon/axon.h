@@ -300,12 +300,19 @@ AXON_API axon_status_t axon_gemm(axon_stream_t stream, axon_dtype dtype,
                                  const axon_gemm_desc *desc);
 
 /* Softmax over rows of a contiguous [outer, dim, inner] tensor. */
+/* What a softmax launch computes. SAFE is PyTorch's _safe_softmax (attention): rows whose
+ * elements are all -inf give zeros instead of NaN. Backward takes SOFTMAX or LOG. */
+typedef enum axon_softmax_mode {
+  AXON_SOFTMAX = 0,
+  AXON_SOFTMAX_LOG = 1,
+  AXON_SOFTMAX_SAFE = 2
+} axon_softmax_mode;
 typedef struct axon_softmax_desc {
   int64_t outer, dim, inner;
   const void *in;  /* forward: x; backward: grad_out */
   const void *out; /* backward: the forward's output */
   void *result;
-  int log;
+  axon_softmax_mode mode;
 } axon_softmax_desc;
 AXON_API axon_status_t axon_softmax(axon_stream_t stream, axon_dtype dtype,
                                     const axon_softmax_desc *d);

@@ -22,7 +22,7 @@ static axon_status_t softmax_launch(axon_stream_t stream, axon_dtype dtype, cons
   int vector_rows = dtype == AXON_F32 && d->inner == 1 && rows_per_item(stream);
   char name[64];
   snprintf(name, sizeof name, vector_rows ? "%s_rows" : grouped ? "%s" : "%s_serial", kernel);
-  int log_mode = d->log;
+  int log_mode = (int)d->mode;
   axon_arg args[8];
   for (int i = 0; i < nbuffers; i++) args[i] = buffers[i];
   args[nbuffers + 0] = bytes_arg(&rows, 8);
@@ -37,12 +37,18 @@ static axon_status_t softmax_launch(axon_stream_t stream, axon_dtype dtype, cons
 }
 
 axon_status_t axon_softmax(axon_stream_t stream, axon_dtype dtype, const axon_softmax_desc *d) {
+  if (d->mode != AXON_SOFTMAX && d->mode != AXON_SOFTMAX_LOG && d->mode != AXON_SOFTMAX_SAFE)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "softmax: unknown mode %d", (int)d->mode);
   axon_arg bufs[] = {buffer_arg(d->in), buffer_arg(d->result)};
   return softmax_launch(stream, dtype, "softmax", d, bufs, 2);
 }
 
 axon_status_t axon_softmax_backward(axon_stream_t stream, axon_dtype dtype,
                                     const axon_softmax_desc *d) {
+  if (d->mode != AXON_SOFTMAX && d->mode != AXON_SOFTMAX_LOG)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT,
+                     "softmax backward: mode %d (safe softmax differentiates as softmax)",
+                     (int)d->mode);
   axon_arg bufs[] = {buffer_arg(d->in), buffer_arg(d->out), buffer_arg(d->result)};
   return softmax_launch(stream, dtype, "softmax_backward", d, bufs, 3);
 }
