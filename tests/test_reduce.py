@@ -110,6 +110,46 @@ def test_long_float32_sum_accuracy():
     assert abs(mean - exact / x.numel()) / abs(exact / x.numel()) < 1e-5
 
 
+@pytest.mark.parametrize(
+    "shape,dim",
+    [
+        ((37, 100), -1),  # contiguous runs with a tail (not a multiple of 8)
+        ((3, 40, 9, 11), (0, 2, 3)),  # per-channel sums of NCHW: runs of 11, several runs each
+        ((300, 48), 0),  # eight neighbouring outputs per work-item (bias gradients)
+        ((20, 7, 16), (0, 1)),  # the same over two reduced dims
+        ((96, 5), 0),  # neither: 5 outputs, runs of 1
+    ],
+    ids=str,
+)
+@pytest.mark.parametrize("fn", [torch.sum, torch.mean], ids=lambda f: f.__name__)
+def test_float32_sum_shapes(fn, shape, dim):
+    """float32 sums and means along contiguous runs and across neighbouring outputs, with
+    infinities and NaN in some rows, against the CPU and against float64 for accuracy."""
+    torch.manual_seed(0)
+    x = torch.randn(shape) * 1e3
+    flat = x.view(-1)
+    flat[3], flat[200], flat[201], flat[450] = math.inf, math.inf, -math.inf, math.nan
+    compare(fn(x, dim), fn(to_axon(x), dim), atol=1e-3, rtol=1e-5)
+    compare(fn(x, dim, keepdim=True), fn(to_axon(x), dim, keepdim=True), atol=1e-3, rtol=1e-5)
+    # Large cancelling terms: compensated sums stay close to the float64 result.
+    y = torch.randn(shape)
+    y.view(-1)[::2] += 1e6
+    y.view(-1)[1::2] -= 1e6
+    exact = fn(y.double(), dim)
+    got = fn(to_axon(y), dim).cpu().double()
+    assert ((got - exact).abs() <= 1e-4 * y.abs().double().sum() / exact.numel() + 1e-3).all()
+
+
+def test_float32_sum_into_strided_out():
+    """Column sums written through a non-contiguous out= tensor."""
+    x = torch.randn(64, 24)
+    out_c = torch.empty(48)[::2]
+    out_a = torch.empty(48, device=DEVICE)[::2]
+    torch.sum(x, 0, out=out_c)
+    torch.sum(to_axon(x), 0, out=out_a)
+    compare(out_c, out_a, atol=1e-5, rtol=1e-5)
+
+
 def test_zero_size_reductions():
     cpu, ax = make_pair((3, 0, 4))
     compare(cpu.sum(), ax.sum())

@@ -236,3 +236,48 @@ REDUCE(normp, OP_NORMP)
 REDUCE(sumsqdev, OP_SUMSQDEV)
 REDUCE(nansum, OP_NANSUM)
 #endif
+
+#ifdef DT_F32
+/* float32 sums (and means) on CPU devices, which the runtime sends here: the kernels above run
+ * scalar under PoCL (a compensated add per element, about 4 ns), these in explicit float8
+ * vectors with the same Neumaier compensation per lane. */
+inline void kahan8(float8 *s, float8 *c, float8 x) {
+  float8 t = *s + x;
+  float8 corr = select((x - t) + *s, (*s - t) + x, isgreaterequal(fabs(*s), fabs(x)));
+  *c += select((float8)0, corr, isfinite(t));
+  *s = t;
+}
+
+/* Reduced elements in contiguous runs (reduced dim 0 has stride 1: x.sum(-1), per-channel sums
+ * of NCHW): a work-item per output walks its runs eight elements at a time. */
+__kernel void red_sum_rows(RED_SIG) {
+  long o = get_global_id(0);
+  if (o >= g.out_numel) return;
+  long in_off, out_off, aux_off;
+  out_offsets(&g, o, &in_off, &out_off, &aux_off);
+  __global const float *x = (__global const float *)PTR(in) + in_off;
+  long len = g.red_sizes[0], runs = g.red_numel / len, body = len / 8 * 8;
+  float8 s = 0, c = 0;
+  for (long run = 0; run < runs; run++) {
+    __global const float *row = x + red_offset(&g, run * len);
+    for (long j = 0; j < body; j += 8) kahan8(&s, &c, vload8(0, row + j));
+    for (long j = body; j < len; j++) kahan8(&s, &c, (float8)(row[j], 0, 0, 0, 0, 0, 0, 0));
+  }
+  ST_F32(PTR(out), out_off, (lanes_sum(s) + lanes_sum(c)) * scale);
+}
+
+/* Outputs side by side in the input (kept dim 0 has stride 1: x.sum(0) of [rows, n], the bias
+ * gradient): a work-item per eight neighbouring outputs adds a float8 per reduced position. */
+__kernel void red_sum_cols(RED_SIG) {
+  long o = get_global_id(0) * 8;
+  if (o >= g.out_numel) return;
+  long in_off, out_off, aux_off;
+  out_offsets(&g, o, &in_off, &out_off, &aux_off);
+  __global const float *x = (__global const float *)PTR(in) + in_off;
+  float8 s = 0, c = 0;
+  for (long r = 0; r < g.red_numel; r++) kahan8(&s, &c, vload8(0, x + red_offset(&g, r)));
+  float result[8];
+  vstore8((s + c) * scale, 0, result);
+  for (int j = 0; j < 8; j++) ST_F32(PTR(out), out_off + j * g.out_strides[0], result[j]);
+}
+#endif

@@ -29,6 +29,17 @@ static const char *kernel_base(const char *op, int *with_index) {
   return op;
 }
 
+/* float32 sums on CPU devices go to the float8 kernels (reduce.cl) when the reduced elements
+ * run contiguous, or eight neighbouring outputs do; NULL for the generic kernels. */
+static const char *vector_sum_kernel(axon_stream_t stream, axon_dtype dtype, const char *base,
+                                     const red_geom *g) {
+  if (dtype != AXON_F32 || strcmp(base, "sum") || !rows_per_item(stream) || g->red_numel == 0)
+    return NULL;
+  if (g->red_ndim >= 1 && g->red_strides[0] == 1 && g->red_sizes[0] >= 8) return "red_sum_rows";
+  if (g->out_ndim >= 1 && g->in_ostrides[0] == 1 && g->out_sizes[0] % 8 == 0) return "red_sum_cols";
+  return NULL;
+}
+
 axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype,
                           const axon_reduce_desc *d, double scale, double p) {
   if (!stream || !op || !d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "reduce: NULL argument");
@@ -63,8 +74,13 @@ axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype
   for (int i = 0; i < g.red_ndim; i++) red_contiguous |= g.red_strides[i] == 1;
   int grouped =
       g.red_numel >= 512 && (g.out_numel < 2048 || red_contiguous) && !rows_per_item(stream);
+  const char *vector_kernel = vector_sum_kernel(stream, dtype, base, &g);
   char kernel[64];
-  snprintf(kernel, sizeof kernel, grouped ? "red_%s" : "red_%s_serial", base);
+  snprintf(kernel, sizeof kernel,
+           vector_kernel ? "%s"
+           : grouped     ? "red_%s"
+                         : "red_%s_serial",
+           vector_kernel ? vector_kernel : base);
   axon_program_t program;
   AXON_TRY(family_program(stream, "reduce", dtype, &program));
   compute_scalar sc = make_scalar(dtype, scale, 1, 0), pp = make_scalar(dtype, p, 0, 0);
@@ -77,8 +93,11 @@ axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype
   axon_arg args[] = {buffer_arg(d->in),         buffer_arg(out),          buffer_arg(index),
                      buffer_arg(aux),           bytes_arg(&g, sizeof g),  bytes_arg(&sc.v, sc.size),
                      bytes_arg(&pp.v, pp.size), bytes_arg(&wi, sizeof wi)};
-  size_t local = grouped ? 256 : group_size(stream);
-  size_t global = grouped ? (size_t)g.out_numel * 256 : axon_round_up((size_t)g.out_numel, local);
+  /* Vector kernels run a work-item per group: PoCL then keeps their loops as written. */
+  size_t local = grouped ? 256 : vector_kernel ? 1 : group_size(stream);
+  size_t items = vector_kernel && !strcmp(vector_kernel, "red_sum_cols") ? (size_t)g.out_numel / 8
+                                                                         : (size_t)g.out_numel;
+  size_t global = grouped ? (size_t)g.out_numel * 256 : axon_round_up(items, local);
   axon_status_t st = axon_launch(program, kernel, stream, 1, &global, &local, args, 8);
   if (st == CL_INVALID_KERNEL_NAME)
     return axon_fail(AXON_ERROR_UNSUPPORTED, "reduction \"%s\" has no %s kernel", op,
