@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import compare, make_cpu
+from conftest import DEVICE, compare, make_cpu, to_axon
 from test_conv_pool import GRAD_TOL, check_fn
 
 pytestmark = pytest.mark.usefixtures("no_fallback")
@@ -211,3 +211,20 @@ def test_transformer_block_training_step():
     compare(ref_loss, loss, atol=1e-5, rtol=1e-5)
     for r, g in zip(ref_grads, grads, strict=True):
         compare(r, g, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(2, 5, 5, 5), (3, 2, 9), (4, 16, 8, 8)], ids=str)
+@pytest.mark.parametrize("affine", [True, False])
+def test_batch_norm_inference_rows(shape, affine):
+    """Inference batch norm (running statistics) over planes with and without a tail of 8."""
+    torch.manual_seed(0)
+    x = torch.randn(shape) * 3 + 1
+    c = shape[1]
+    rm, rv = torch.randn(c), torch.rand(c) + 0.5
+    w, b = (torch.randn(c), torch.randn(c)) if affine else (None, None)
+
+    def run(t, dev):
+        on = lambda v: None if v is None else v.to(dev)  # noqa: E731
+        return F.batch_norm(t, on(rm), on(rv), on(w), on(b), training=False, eps=1e-3)
+
+    compare(run(x, "cpu"), run(to_axon(x), DEVICE), atol=1e-5, rtol=1e-5)

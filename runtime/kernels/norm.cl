@@ -131,6 +131,43 @@ __kernel void norm_apply(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), B
   STORE(PTR(y), i, v);
 }
 
+#ifdef DT_F32
+/* norm_apply for float32 on CPU devices when a row of one statistics group has one affine
+ * channel (batch norm: a plane) or a channel per position (layer norm): a work-item per row in
+ * float8 vectors, its statistics and (batch norm) its channel's parameters read once per row.
+ * The per-element kernel above ran batch-norm inference at 6x PyTorch CPU's time. */
+__kernel void norm_apply_rows(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), BUF(y),
+                              norm_geom g, AT eps, int stat_is_var, int has_weight, int has_bias) {
+  long row = get_global_id(0), n = g.gdiv, body = n / 8 * 8;
+  if (row * n >= g.numel) return;
+  long grp = row % g.gmod;
+  __global const float *xp = (__global const float *)PTR(x) + row * n;
+  __global float *yp = (__global float *)PTR(y) + row * n;
+  __global const float *w = (__global const float *)PTR(weight);
+  __global const float *b = (__global const float *)PTR(bias);
+  float m = ALD(PTR(mean), grp), r = inv_std(PTR(rstd), grp, stat_is_var, eps);
+  if (g.cdiv == g.gdiv) { /* one channel for the row */
+    long ch = row % g.cmod;
+    float a = has_weight ? r * w[ch] : r, c = has_bias ? b[ch] : 0.0f;
+    for (long j = 0; j < body; j += 8) vstore8((vload8(0, xp + j) - m) * a + c, 0, yp + j);
+    for (long j = body; j < n; j++) yp[j] = (xp[j] - m) * a + c;
+  } else { /* channel j at position j */
+    for (long j = 0; j < body; j += 8) {
+      float8 v = (vload8(0, xp + j) - m) * r;
+      if (has_weight) v *= vload8(0, w + j);
+      if (has_bias) v += vload8(0, b + j);
+      vstore8(v, 0, yp + j);
+    }
+    for (long j = body; j < n; j++) {
+      float v = (xp[j] - m) * r;
+      if (has_weight) v *= w[j];
+      if (has_bias) v += b[j];
+      yp[j] = v;
+    }
+  }
+}
+#endif
+
 /* Per target: sum1 = sum(dy * w), sum2 = sum(dy * w * xhat). */
 __kernel void norm_sums(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(sum1),
                         BUF(sum2), norm_geom g, AT eps, int stat_is_var, int has_weight) {

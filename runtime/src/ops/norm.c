@@ -95,6 +95,12 @@ axon_status_t axon_norm_apply(axon_stream_t stream, axon_dtype dtype, const axon
                      bytes_arg(&is_var, sizeof(int)),
                      bytes_arg(&hw, sizeof(int)),
                      bytes_arg(&hb, sizeof(int))};
+  /* float32 on a CPU with one channel per row, or a channel per position: the rows kernel. */
+  if (dtype == AXON_F32 && rows_per_item(stream) &&
+      (g.cdiv == g.gdiv || (g.cdiv == 1 && g.cmod == g.gdiv)) && g.numel > 0) {
+    size_t local = 1, global = (size_t)(g.numel / g.gdiv);
+    return axon_launch(program, "norm_apply_rows", stream, 1, &global, &local, args, 11);
+  }
   return per_element(stream, program, "norm_apply", &g, args, 11);
 }
 
