@@ -32,32 +32,61 @@ inline long sp_plane(long idx, long vol, long c, const long *st) {
   return (plane / c) * st[0] + (plane % c) * st[1];
 }
 
+/* The maximum of output position o's window (NaN wins), its flat index within the plane to
+ * *arg. Dims 0 and 1 of the window come as [lo, hi) (already clipped); dim 2 is placed here. */
+inline CT max_window(const sp_geom *g, __global uchar *x, long base, const long *lo,
+                     const long *hi, long o2, long *arg) {
+  long lo2 = o2 * g->s[2] - g->p[2], hi2 = min(lo2 + (g->k[2] - 1) * g->d[2] + 1, g->in[2]);
+  while (lo2 < 0) lo2 += g->d[2];
+  CT best = CT_MIN;
+  long best_i = (lo[0] * g->in[1] + lo[1]) * g->in[2] + lo2;
+  for (long i0 = lo[0]; i0 < hi[0]; i0 += g->d[0])
+    for (long i1 = lo[1]; i1 < hi[1]; i1 += g->d[1])
+      for (long i2 = lo2; i2 < hi2; i2 += g->d[2]) {
+        CT v = LOAD(x, base + i0 * g->in_st[2] + i1 * g->in_st[3] + i2 * g->in_st[4]);
+        if (v > best || IS_NAN(v)) {
+          best = v;
+          best_i = (i0 * g->in[1] + i1) * g->in[2] + i2;
+        }
+      }
+  *arg = best_i;
+  return best;
+}
+
+/* Window rows of output element idx in dims 0 and 1; its output offset, input plane and
+ * position o (o[2] its column). */
+inline long max_pool_place(const sp_geom *g, long idx, long *o, long *base, long *lo, long *hi) {
+  long out_at = sp_offset(idx, g->out, g->out_st, g->c, o);
+  *base = sp_plane(idx, g->out[0] * g->out[1] * g->out[2], g->c, g->in_st);
+  for (int d = 0; d < 2; d++) {
+    lo[d] = o[d] * g->s[d] - g->p[d];
+    hi[d] = min(lo[d] + (g->k[d] - 1) * g->d[d] + 1, g->in[d]);
+    while (lo[d] < 0) lo[d] += g->d[d];
+  }
+  return out_at;
+}
+
 __kernel void max_pool(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
-  long o[3];
-  long out_at = sp_offset(idx, g.out, g.out_st, g.c, o);
-  long base = sp_plane(idx, g.out[0] * g.out[1] * g.out[2], g.c, g.in_st);
-  long lo[3], hi[3];
-  for (int d = 0; d < 3; d++) {
-    lo[d] = o[d] * g.s[d] - g.p[d];
-    hi[d] = min(lo[d] + (g.k[d] - 1) * g.d[d] + 1, g.in[d]);
-    while (lo[d] < 0) lo[d] += g.d[d];
+  long o[3], lo[2], hi[2], base, arg;
+  long out_at = max_pool_place(&g, idx, o, &base, lo, hi);
+  STORE(PTR(output), out_at, max_window(&g, PTR(input), base, lo, hi, o[2], &arg));
+  ST_I64(PTR(indices), out_at, arg);
+}
+
+/* For CPU devices (the runtime chooses): a work-item per output row (a run of dim 2), so the
+ * divisions that place a window are paid once per row instead of per element. */
+__kernel void max_pool_rows(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+  long row = get_global_id(0), width = g.out[2];
+  if (row * width >= total) return;
+  long o[3], lo[2], hi[2], base, arg;
+  long out_at = max_pool_place(&g, row * width, o, &base, lo, hi);
+  for (long o2 = 0; o2 < width; o2++) {
+    CT best = max_window(&g, PTR(input), base, lo, hi, o2, &arg);
+    STORE(PTR(output), out_at + o2 * g.out_st[4], best);
+    ST_I64(PTR(indices), out_at + o2 * g.out_st[4], arg);
   }
-  __global uchar *x = PTR(input);
-  CT best = CT_MIN;
-  long best_i = (lo[0] * g.in[1] + lo[1]) * g.in[2] + lo[2];
-  for (long i0 = lo[0]; i0 < hi[0]; i0 += g.d[0])
-    for (long i1 = lo[1]; i1 < hi[1]; i1 += g.d[1])
-      for (long i2 = lo[2]; i2 < hi[2]; i2 += g.d[2]) {
-        CT v = LOAD(x, base + i0 * g.in_st[2] + i1 * g.in_st[3] + i2 * g.in_st[4]);
-        if (v > best || IS_NAN(v)) {
-          best = v;
-          best_i = (i0 * g.in[1] + i1) * g.in[2] + i2;
-        }
-      }
-  STORE(PTR(output), out_at, best);
-  ST_I64(PTR(indices), out_at, best_i);
 }
 
 inline long adaptive_start(long o, long in, long out) { return (o * in) / out; }
