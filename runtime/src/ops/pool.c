@@ -57,8 +57,7 @@ static axon_status_t pool_launch(axon_stream_t stream, axon_dtype dtype, axon_po
    * interleave neighbouring rows into gathers): 8x64x112x112, 3x3 s2: 33 -> 25 ms. */
   if (kind == AXON_POOL_MAX && !backward && rows_per_item(stream)) {
     size_t rows = (size_t)(total / g.out[2]), local = 1;
-    size_t global = axon_round_up(rows, local);
-    return axon_launch(program, "max_pool_rows", stream, 1, &global, &local, args, n);
+    return axon_launch(program, "max_pool_rows", stream, 1, &rows, &local, args, n);
   }
   return sp_launch(stream, program, name, total, args, n);
 }

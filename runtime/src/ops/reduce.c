@@ -30,13 +30,18 @@ static const char *kernel_base(const char *op, int *with_index) {
 }
 
 /* float32 sums on CPU devices go to the float8 kernels (reduce.cl) when the reduced elements
- * run contiguous, or eight neighbouring outputs do; NULL for the generic kernels. */
+ * run contiguous (an output per work-item), or eight neighbouring outputs do (eight per
+ * work-item, in *outputs_per_item); NULL for the generic kernels. */
 static const char *vector_sum_kernel(axon_stream_t stream, axon_dtype dtype, const char *base,
-                                     const red_geom *g) {
+                                     const red_geom *g, int64_t *outputs_per_item) {
+  *outputs_per_item = 1;
   if (dtype != AXON_F32 || strcmp(base, "sum") || !rows_per_item(stream) || g->red_numel == 0)
     return NULL;
   if (g->red_ndim >= 1 && g->red_strides[0] == 1 && g->red_sizes[0] >= 8) return "red_sum_rows";
-  if (g->out_ndim >= 1 && g->in_ostrides[0] == 1 && g->out_sizes[0] % 8 == 0) return "red_sum_cols";
+  if (g->out_ndim >= 1 && g->in_ostrides[0] == 1 && g->out_sizes[0] % 8 == 0) {
+    *outputs_per_item = 8;
+    return "red_sum_cols";
+  }
   return NULL;
 }
 
@@ -74,13 +79,13 @@ axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype
   for (int i = 0; i < g.red_ndim; i++) red_contiguous |= g.red_strides[i] == 1;
   int grouped =
       g.red_numel >= 512 && (g.out_numel < 2048 || red_contiguous) && !rows_per_item(stream);
-  const char *vector_kernel = vector_sum_kernel(stream, dtype, base, &g);
+  int64_t outputs_per_item;
+  const char *vector_kernel = vector_sum_kernel(stream, dtype, base, &g, &outputs_per_item);
   char kernel[64];
-  snprintf(kernel, sizeof kernel,
-           vector_kernel ? "%s"
-           : grouped     ? "red_%s"
-                         : "red_%s_serial",
-           vector_kernel ? vector_kernel : base);
+  if (vector_kernel)
+    snprintf(kernel, sizeof kernel, "%s", vector_kernel);
+  else
+    snprintf(kernel, sizeof kernel, grouped ? "red_%s" : "red_%s_serial", base);
   axon_program_t program;
   AXON_TRY(family_program(stream, "reduce", dtype, &program));
   compute_scalar sc = make_scalar(dtype, scale, 1, 0), pp = make_scalar(dtype, p, 0, 0);
@@ -95,8 +100,7 @@ axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype
                      bytes_arg(&pp.v, pp.size), bytes_arg(&wi, sizeof wi)};
   /* Vector kernels run a work-item per group: PoCL then keeps their loops as written. */
   size_t local = grouped ? 256 : vector_kernel ? 1 : group_size(stream);
-  size_t items = vector_kernel && !strcmp(vector_kernel, "red_sum_cols") ? (size_t)g.out_numel / 8
-                                                                         : (size_t)g.out_numel;
+  size_t items = (size_t)(g.out_numel / outputs_per_item);
   size_t global = grouped ? (size_t)g.out_numel * 256 : axon_round_up(items, local);
   axon_status_t st = axon_launch(program, kernel, stream, 1, &global, &local, args, 8);
   if (st == CL_INVALID_KERNEL_NAME)
