@@ -15,7 +15,7 @@ PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage bench
+.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage bench warmup
 
 setup: deps build
 
@@ -55,9 +55,14 @@ coverage: setup
 bench: setup
 	$(PYTHON) -m torch_axon.bench $(BENCH_ARGS)
 
+# Compiles the kernels of the common first workloads ahead of time (optional: kernels are built
+# at their first launch anyway) and prints the cache folder and its size.
+warmup: setup
+	$(PYTHON) -m torch_axon.warmup $(WARMUP_ARGS)
+
 format:
 	clang-format -i runtime/include/axon/*.h runtime/src/*.[ch] runtime/src/ops/*.[ch] \
-		runtime/tests/*.[ch] runtime/tools/*.c csrc/*.cpp csrc/*.h
+		runtime/tests/*.[ch] runtime/tools/*.c csrc/*/*.cpp csrc/*.h
 	ruff format torch_axon tests
 
 lint:

@@ -28,9 +28,10 @@ setup(
     ext_modules=[
         CppExtension(
             "torch_axon._C",
-            sorted(glob.glob("csrc/*.cpp")),
-            # kineto/: the profiler plugin's headers (csrc/profiler.cpp) include each other by bare name.
-            include_dirs=[os.path.join(ROOT, "runtime", "include")]
+            # csrc/device/: the device plumbing; csrc/ops/: the op registrations, a file per family.
+            sorted(glob.glob("csrc/device/*.cpp") + glob.glob("csrc/ops/*.cpp")),
+            # kineto/: the profiler plugin's headers (csrc/device/profiler.cpp) include each other by bare name.
+            include_dirs=[os.path.join(ROOT, "runtime", "include"), os.path.join(ROOT, "csrc")]
             + [os.path.join(p, "kineto") for p in include_paths() if os.path.isdir(os.path.join(p, "kineto"))],
             extra_objects=[os.path.join(ROOT, "runtime", "build", "libaxon.a")],
             libraries=["OpenCL", "clblast", "openblas"],

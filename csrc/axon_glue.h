@@ -44,7 +44,7 @@ inline axon_stream_t stream_for(const at::Tensor& t) {
   return current_runtime_stream(t.device().index());
 }
 
-// Allocator and generator singletons (runtime_glue.cpp).
+// Allocator and generator singletons (device/runtime_glue.cpp).
 at::Allocator* device_allocator();
 // An asynchronous copy on `stream` uses the pinned block starting at `base`.
 void record_pinned_use(const void* base, axon_stream_t stream);
@@ -60,7 +60,7 @@ axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter);
 axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
                                      std::initializer_list<at::Tensor> inputs);
 
-// Elementwise registrations (ops_elementwise.cpp). The compute dtype follows ATen's type
+// Elementwise registrations (ops/elementwise.cpp). The compute dtype follows ATen's type
 // promotion; IntToFloat makes integer inputs compute in the default float type.
 enum class Promote { Same, IntToFloat };
 // The op's natural output: the compute dtype, or bool for predicates.
@@ -80,7 +80,7 @@ at::Tensor& unary(const char* op, const at::Tensor& self, at::Tensor& out, Promo
 at::Tensor& binary(const char* op, const at::Tensor& a, const at::Tensor& b, at::Tensor& out,
                    Promote promote = Promote::Same, double alpha = 0, double beta = 0);
 
-// Per-op counts of the CPU fallback since the last reset (ops_basic.cpp).
+// Per-op counts of the CPU fallback since the last reset (ops/copy.cpp).
 std::map<std::string, int64_t> fallback_ops(bool reset);
 
 }  // namespace axon

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from torch_axon.bench import __main__ as bench
-from torch_axon.bench import ops
+from torch_axon.bench import ops, pointwise
 from torch_axon.bench.timing import compare
 
 
@@ -33,6 +33,19 @@ def test_op_workloads_agree_with_the_cpu(w):
     torch.testing.assert_close(axon.cpu(), cpu, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("case", pointwise.cases(quick=True), ids=lambda c: c.label)
+def test_pointwise_cases_agree_with_the_cpu(case):
+    """Every case of the all-pointwise workload computes the CPU's values on axon (bfloat16
+    within its precision)."""
+    cpu = case.make("cpu")()
+    axon = case.make("axon")().cpu()
+    assert axon.dtype == cpu.dtype and axon.shape == cpu.shape
+    if cpu.dtype == torch.bfloat16:
+        torch.testing.assert_close(axon, cpu, rtol=1.6e-2, atol=1e-2, equal_nan=True)
+    else:
+        torch.testing.assert_close(axon, cpu, equal_nan=True)
+
+
 def test_quick_suite_writes_a_consistent_report(tmp_path):
     json_path, md_path = tmp_path / "b.json", tmp_path / "b.md"
     # Models in quick mode take most of the time; mlp covers the model path.
@@ -51,6 +64,15 @@ def test_quick_suite_writes_a_consistent_report(tmp_path):
     assert "| dispatch: 1-element add |" in text and r["device"]["name"] in text
     for m in r["models"]:
         assert ("skipped" in m) or m["slowest_ops"], m["name"]
+    assert {w["name"] for w in r["pointwise"]} == {c.label for c in pointwise.cases(quick=True)}
+    assert "## Every pointwise op" in text and "## Cold start" in text
+    cold = {row["name"]: row for row in r["cold_start"]["rows"]}
+    assert set(cold) == {"ones", "mlp"}
+    for row in cold.values():  # a fresh process built its kernels: the caches are not empty
+        assert row["axon"]["first_step_s"] > 0 and row["axon"]["cache_bytes"] > 0
+        assert row["cpu"]["first_step_s"] > 0
+    assert any(t["target"].startswith("cold start:") for t in r["targets"])
+    assert any(t["target"].startswith("pointwise float32 contiguous") for t in r["targets"])
     charts = tmp_path / "benchmarks"
     if os.path.isdir(charts):
         assert (charts / "ops.png").stat().st_size > 1000

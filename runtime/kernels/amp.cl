@@ -5,7 +5,7 @@
 #ifdef IS_FLOAT
 /* x *= inv_scale; found_inf = 1 if any x is inf or NaN. Every writer stores the same value,
  * through an atomic exchange, so the result does not depend on order. */
-__kernel void amp_unscale(BUF(x), BUF(found_inf), BUF(inv_scale), long n) {
+KERNEL(amp_unscale)(BUF(x), BUF(found_inf), BUF(inv_scale), long n) {
   long i = get_global_id(0);
   if (i >= n) return;
   CT v = LOAD(PTR(x), i);
@@ -15,7 +15,7 @@ __kernel void amp_unscale(BUF(x), BUF(found_inf), BUF(inv_scale), long n) {
 #endif
 
 /* One work-item: PyTorch's scale update rule (_amp_update_scale_). */
-__kernel void amp_update_scale(BUF(scale), BUF(tracker), BUF(found_inf), float growth, float backoff,
+KERNEL(amp_update_scale)(BUF(scale), BUF(tracker), BUF(found_inf), float growth, float backoff,
                                int interval) {
   __global float *s = (__global float *)PTR(scale);
   __global int *t = (__global int *)PTR(tracker);

@@ -20,6 +20,41 @@
 
 #define AXON_MAX_DIMS 12
 
+/* Every kernel is defined through KERNEL(name) (or KERNEL_WG for a required group size) so
+ * that a program can hold one kernel of its family: built with -DAXON_ONLY -DAXON_WANT_<name>=1,
+ * every other kernel of the source becomes an unused static function, which the compiler drops
+ * before optimisation and code generation (a first launch then pays for one kernel, not a
+ * family of a hundred). Without AXON_ONLY, every kernel is built. A static function may not
+ * declare __local arrays, so a kernel declares its group memory with LOCAL_ARRAY (below): in a
+ * dropped kernel it is a null pointer to __local memory, which type-checks the same. */
+#ifdef AXON_ONLY
+/* AXON_WANTED(AXON_WANT_x) is 1 when AXON_WANT_x is defined as 1, else 0. */
+#define AXON_PLACEHOLDER_1 0,
+#define AXON_SECOND(skip, value, ...) value
+#define AXON_WANTED(x) AXON_WANTED_(x)
+#define AXON_WANTED_(x) AXON_WANTED__(AXON_PLACEHOLDER_##x)
+#define AXON_WANTED__(arg) AXON_SECOND(arg 1, 0)
+#define AXON_CAT(a, b) AXON_CAT_(a, b)
+#define AXON_CAT_(a, b) a##b
+#define AXON_KERNEL_IF_1(attributes, name) __kernel attributes void name
+#define AXON_KERNEL_IF_0(attributes, name) __attribute__((unused)) static void name
+#define KERNEL_WITH(attributes, name) \
+  AXON_CAT(AXON_KERNEL_IF_, AXON_WANTED(AXON_WANT_##name))(attributes, name)
+#define AXON_LOCAL_IF_1(type, var, dims, inner) __local type var dims
+#define AXON_LOCAL_IF_0(type, var, dims, inner) __local type(*var) inner = 0
+#define AXON_LOCAL(kernel, type, var, dims, inner) \
+  AXON_CAT(AXON_LOCAL_IF_, AXON_WANTED(AXON_WANT_##kernel))(type, var, dims, inner)
+#else
+#define KERNEL_WITH(attributes, name) __kernel attributes void name
+#define AXON_LOCAL(kernel, type, var, dims, inner) __local type var dims
+#endif
+/* Group memory of a kernel: LOCAL_ARRAY(kernel, float, scratch, 256), LOCAL_ARRAY2(kernel,
+ * float, tile, 16, 17). */
+#define LOCAL_ARRAY(kernel, type, var, n) AXON_LOCAL(kernel, type, var, [n], )
+#define LOCAL_ARRAY2(kernel, type, var, n, m) AXON_LOCAL(kernel, type, var, [n][m], [m])
+#define KERNEL(name) KERNEL_WITH(, name)
+#define KERNEL_WG(x, y, z, name) KERNEL_WITH(__attribute__((reqd_work_group_size(x, y, z))), name)
+
 /* Loads and stores by element type, usable for any operand regardless of DT. */
 #define LD_F32(p, i) (((__global const float *)(p))[i])
 #define LD_F64(p, i) (((__global const double *)(p))[i])
@@ -54,58 +89,58 @@ inline ushort float_to_bf16(float f) {
 #define ST_BOOL(p, i, v) (((__global uchar *)(p))[i] = (uchar)((v) != 0))
 
 #if defined(DT_F32)
-#define CT float
+typedef float CT;
 #define IS_FLOAT 1
 #define LOAD LD_F32
 #define STORE ST_F32
 #elif defined(DT_F64)
-#define CT double
+typedef double CT;
 #define IS_FLOAT 1
 #define LOAD LD_F64
 #define STORE ST_F64
 #elif defined(DT_F16)
-#define CT float
+typedef float CT;
 #define IS_FLOAT 1
 #define LOAD LD_F16
 #define STORE ST_F16
 #elif defined(DT_BF16)
-#define CT float
+typedef float CT;
 #define IS_FLOAT 1
 #define LOAD LD_BF16
 #define STORE ST_BF16
 #elif defined(DT_I64)
-#define CT long
+typedef long CT;
 #define LOAD LD_I64
 #define STORE ST_I64
 #define CT_MIN LONG_MIN
 #define CT_MAX LONG_MAX
 #elif defined(DT_I32)
-#define CT int
+typedef int CT;
 #define LOAD LD_I32
 #define STORE ST_I32
 #define CT_MIN INT_MIN
 #define CT_MAX INT_MAX
 #elif defined(DT_I16)
-#define CT int
+typedef int CT;
 #define LOAD LD_I16
 #define STORE ST_I16
 #define CT_MIN SHRT_MIN
 #define CT_MAX SHRT_MAX
 #elif defined(DT_I8)
-#define CT int
+typedef int CT;
 #define LOAD LD_I8
 #define STORE ST_I8
 #define CT_MIN CHAR_MIN
 #define CT_MAX CHAR_MAX
 #elif defined(DT_U8)
-#define CT int
+typedef int CT;
 #define LOAD LD_U8
 #define STORE ST_U8
 #define IS_UNSIGNED 1
 #define CT_MIN 0
 #define CT_MAX UCHAR_MAX
 #elif defined(DT_BOOL)
-#define CT int
+typedef int CT;
 #define LOAD LD_BOOL
 #define STORE ST_BOOL
 #define IS_UNSIGNED 1
@@ -114,6 +149,37 @@ inline ushort float_to_bf16(float f) {
 #define CT_MAX 1
 #else
 #error "build with one of -DDT_F32 ... -DDT_BOOL"
+#endif
+
+/* CT is a type name, not a macro, so that a block may redeclare it: the vector kernels
+ * (EW_VEC in ew_common.cl) evaluate an op's expression with CT as an 8-wide vector. */
+
+/* Eight consecutive elements as a vector of the compute type (float compute types; double8 is
+ * wider than PoCL's AVX2 target): VLOAD(p, v) reads elements 8v .. 8v+7, VSTORE(p, v, x)
+ * writes them. */
+#if defined(DT_F32)
+typedef float8 VCT;
+#define VLOAD(p, v) vload8((v), (__global const float *)(p))
+#define VSTORE(p, v, x) vstore8((x), (v), (__global float *)(p))
+#elif defined(DT_F16)
+typedef float8 VCT;
+#define VLOAD(p, v) vload_half8((v), (__global const half *)(p))
+#define VSTORE(p, v, x) vstore_half8_rte((x), (v), (__global half *)(p))
+#elif defined(DT_BF16)
+typedef float8 VCT;
+#define VLOAD(p, v) as_float8(convert_uint8(vload8((v), (__global const ushort *)(p))) << 16)
+#define VSTORE(p, v, x) vstore8(float8_to_bf16(x), (v), (__global ushort *)(p))
+#endif
+
+/* float_to_bf16 on eight lanes. */
+inline ushort8 float8_to_bf16(float8 f) {
+  uint8 u = as_uint8(f);
+  uint8 nan = (u >> 16) | 0x40u;
+  uint8 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return convert_ushort8(select(rounded, nan, (u & 0x7fffffffu) > 0x7f800000u));
+}
+#ifdef VLOAD
+#define HAS_VCT 1
 #endif
 
 #ifdef IS_FLOAT

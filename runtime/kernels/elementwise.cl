@@ -8,21 +8,32 @@
 
 /* ---- every type ---------------------------------------------------------------------------- */
 
-__kernel void ew_fill(EW_SIG) {
+KERNEL(ew_fill)(EW_SIG) {
   EW_BEGIN(0)
   STORE(PTR(o), off[0], s1);
 }
 
 /* Element i of the output is alpha + beta * i (arange). */
-__kernel void ew_arange(EW_SIG) {
+KERNEL(ew_arange)(EW_SIG) {
   EW_BEGIN(0)
   STORE(PTR(o), off[0], alpha + beta * (CT)i);
 }
 
-BINARY(add, STORE, a + alpha * b)
-BINARY(sub, STORE, a - alpha * b)
-BINARY(mul, STORE, a * b)
-TERNARY(addcmul, STORE, a + alpha * b * c)
+/* pow(x, 2) and pow(x, 3) as PyTorch's CPU computes them (csrc/ops/elementwise.cpp). */
+VUNARY(pow_square, a * a)
+VUNARY(pow_cube, a * a * a)
+/* a + alpha b in one rounding, as PyTorch's CPU kernels compute it (a fused multiply-add in
+ * float for every float type): a compiler left to contract or not gave bfloat16 results one
+ * rounding apart in the scalar and the vector form. */
+#ifdef IS_FLOAT
+#define MUL_ADD(x, y, z) fma(x, y, z)
+#else
+#define MUL_ADD(x, y, z) ((x) * (y) + (z))
+#endif
+VBINARY(add, MUL_ADD(alpha, b, a))
+VBINARY(sub, MUL_ADD(-alpha, b, a))
+VBINARY(mul, a * b)
+VTERNARY(addcmul, a + alpha * b * c)
 BINARY(eq, ST_BOOL, a == b)
 BINARY(ne, ST_BOOL, a != b)
 BINARY(lt, ST_BOOL, a < b)
@@ -33,21 +44,21 @@ BINARY(logical_and, ST_BOOL, (a != 0) && (b != 0))
 BINARY(logical_or, ST_BOOL, (a != 0) || (b != 0))
 BINARY(logical_xor, ST_BOOL, (a != 0) != (b != 0))
 UNARY(logical_not, ST_BOOL, a == 0)
-UNARY(relu, STORE, a < 0 ? (CT)0 : a)
+VUNARY(relu, a < 0 ? (CT)0 : a)
 /* NaN inputs propagate, as in PyTorch; that includes NaN bounds of clamp. clamp is
  * min(max(a, lo), hi), so lo > hi gives hi everywhere. */
-inline CT max_nan(CT a, CT b) { return IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a > b ? a : b); }
-inline CT min_nan(CT a, CT b) { return IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? a : b) : (a < b ? a : b); }
-BINARY(maximum, STORE, max_nan(a, b))
-BINARY(minimum, STORE, min_nan(a, b))
-TERNARY(clamp, STORE, min_nan(max_nan(a, b), c))
-BINARY(clamp_min, STORE, max_nan(a, b))
-BINARY(clamp_max, STORE, min_nan(a, b))
-UNARY(hardtanh, STORE, a < alpha ? alpha : (a > beta ? beta : a))
-BINARY(hardtanh_backward, STORE, (b <= alpha || b >= beta) ? (CT)0 : a)
+#define max_nan(a, b) (IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? (a) : (b)) : ((a) > (b) ? (a) : (b)))
+#define min_nan(a, b) (IS_NAN(a) || IS_NAN(b) ? (IS_NAN(a) ? (a) : (b)) : ((a) < (b) ? (a) : (b)))
+VBINARY(maximum, max_nan(a, b))
+VBINARY(minimum, min_nan(a, b))
+VTERNARY(clamp, min_nan(max_nan(a, b), c))
+VBINARY(clamp_min, max_nan(a, b))
+VBINARY(clamp_max, min_nan(a, b))
+VUNARY(hardtanh, a < alpha ? alpha : (a > beta ? beta : a))
+VBINARY(hardtanh_backward, (b <= alpha || b >= beta) ? (CT)0 : a)
 /* threshold(x, other): x <= alpha ? beta : other (threshold_backward is the same with 0). */
-BINARY(threshold, STORE, a <= alpha ? beta : b)
-BINARY(leaky_relu_backward, STORE, b > 0 ? a : a * alpha)
+VBINARY(threshold, a <= alpha ? beta : b)
+VBINARY(leaky_relu_backward, b > 0 ? a : a * alpha)
 
 EW_KERNEL(where, 3, {
   int cond = (g.scalar_mask & 1) ? (s1 != 0) : LD_BOOL(PTR(x), off[1]);
@@ -57,9 +68,9 @@ EW_KERNEL(where, 3, {
 #if defined(IS_BOOL)
 UNARY(sign, STORE, a)
 #else
-UNARY(neg, STORE, -a)
+VUNARY(neg, -a)
 UNARY(sign, STORE, (CT)((0 < a) - (a < 0)))
-UNARY(leaky_relu, STORE, a > 0 ? a : a * alpha)
+VUNARY(leaky_relu, a > 0 ? a : a * alpha)
 #endif
 
 /* ---- floating point ------------------------------------------------------------------------ */
@@ -70,14 +81,81 @@ UNARY(leaky_relu, STORE, a > 0 ? a : a * alpha)
 #define INV_SQRT_2PI ((CT)0.39894228040143267794)
 #define KAPPA ((CT)0.044715)
 
-inline CT sigmoid_of(CT a) { return (CT)1 / ((CT)1 + exp(-a)); }
+/* ---- math on the eight lanes of the vector form, where PoCL's own vector functions are slow
+ * (sin and cos 2 to 3 ns an element, fmod 3). Each has a scalar twin that calls the library,
+ * which the scalar kernels and the vector form's tails use. Maximum errors against float64 are
+ * in docs/op-coverage.md ("Vector math"). */
+inline CT __attribute__((overloadable)) sin_ct(CT x) { return sin(x); }
+inline CT __attribute__((overloadable)) cos_ct(CT x) { return cos(x); }
+inline CT __attribute__((overloadable)) tan_ct(CT x) { return tan(x); }
+inline CT __attribute__((overloadable)) fmod_ct(CT a, CT b) { return fmod(a, b); }
+#ifdef HAS_VCT
+/* sin and cos: the quadrant j = rint(x * 2/pi), r = x - j pi/2 with pi/2 in three parts (fma:
+ * Cody and Waite's reduction), then Cephes' minimax polynomials on [-pi/4, pi/4]. Lanes past
+ * |x| = 2^13, infinities and NaN send the whole vector to the library's full reduction. */
+#define PIO2_1 1.5707963705062866f
+#define PIO2_2 -4.371138828673793e-08f
+#define PIO2_3 -1.7151245100058819e-15f
+inline float8 sin_poly(float8 r, float8 z) {
+  float8 p = fma(z, (float8)-1.9515295891e-4f, (float8)8.3321608736e-3f);
+  p = fma(z, p, (float8)-1.6666654611e-1f);
+  return fma(p * z, r, r);
+}
+inline float8 cos_poly(float8 z) {
+  float8 p = fma(z, (float8)2.443315711809948e-5f, (float8)-1.388731625493765e-3f);
+  p = fma(z, p, (float8)4.166664568298827e-2f);
+  return fma(p * z, z, fma(z, (float8)-0.5f, (float8)1.0f));
+}
+/* sin(x) for quadrant offset 0, cos(x) for 1 (cos x = sin(x + pi/2)). */
+inline float8 sin_quadrant(float8 x, int offset) {
+  float8 j = rint(x * 0.6366197466850281f);
+  float8 r = fma(-j, (float8)PIO2_1, x);
+  r = fma(-j, (float8)PIO2_2, r);
+  r = fma(-j, (float8)PIO2_3, r);
+  r = select(r, x, j == 0.0f); /* exact there, and keeps sin(-0) = -0 */
+  float8 z = r * r;
+  int8 q = convert_int8(j) + offset;
+  float8 v = select(sin_poly(r, z), cos_poly(z), (q & 1) != 0);
+  return select(v, -v, (q & 2) != 0);
+}
+/* The library lane by lane: PoCL's float8 sin, cos and tan are wrong for subnormal inputs
+ * (sin(1e-40) gave 7.8e-3), its scalar functions are not. */
+#define LANES8(f, x) \
+  ((float8)(f((x).s0), f((x).s1), f((x).s2), f((x).s3), f((x).s4), f((x).s5), f((x).s6), f((x).s7)))
+inline float8 __attribute__((overloadable)) sin_ct(float8 x) {
+  return any(!(fabs(x) <= 8192.0f)) ? LANES8(sin, x) : sin_quadrant(x, 0);
+}
+inline float8 __attribute__((overloadable)) cos_ct(float8 x) {
+  return any(!(fabs(x) <= 8192.0f)) ? LANES8(cos, x) : sin_quadrant(x, 1);
+}
+/* tan x rounds to x below 2^-13; that also keeps subnormals from the float8 library call. */
+inline float8 __attribute__((overloadable)) tan_ct(float8 x) {
+  return select(tan(x), x, fabs(x) < 1.2e-4f);
+}
+/* fmod: q = trunc(a / b), a - q b by fma, which is exact when q is; a / b rounding up to the
+ * next integer makes q one too large, which shows as a result of the wrong sign and is undone
+ * by one step of b. Quotients from 2^23 up (q no longer exact), b = 0, infinite a and NaN go to
+ * the library; an infinite b leaves a. */
+inline float8 __attribute__((overloadable)) fmod_ct(float8 a, float8 b) {
+  float8 quotient = a / b;
+  if (any(!(fabs(quotient) < 8388608.0f))) return fmod(a, b);
+  float8 r = fma(-trunc(quotient), b, a);
+  r = select(r, r + copysign(b, a), r != 0.0f && signbit(r) != signbit(a));
+  return select(copysign(r, a), a, isinf(b));
+}
+#endif
+
+/* Helpers of ops with a vector form are macros, so that they apply to vectors too. */
+#define sigmoid_of(a) ((CT)1 / ((CT)1 + exp(-(a))))
 
 /* tanh that reaches +-1: some OpenCL libraries (PoCL's float tanh) stop one ulp short, even
  * at infinity. Beyond these bounds tanh rounds to +-1 in float / double. */
-inline CT tanh_of(CT a) {
-  CT saturate = sizeof(CT) == 4 ? (CT)9.1 : (CT)19.1;
-  return fabs(a) > saturate ? copysign((CT)1, a) : tanh(a);
-}
+#ifdef DT_F64
+#define TANH_SATURATES 19.1
+#else
+#define TANH_SATURATES 9.1f
+#endif
+#define tanh_of(a) (fabs(a) > (CT)TANH_SATURATES ? copysign((CT)1, (a)) : tanh(a))
 
 /* Floor division as PyTorch defines it (div_floor_floating). */
 inline CT floor_divide(CT a, CT b) {
@@ -103,62 +181,70 @@ inline CT gelu_tanh_backward_of(CT g, CT x) {
 #else
 /* erf in float as a rational function of x (odd numerator, even denominator over x^2; the
  * published minimax fit Eigen and XLA use), max error 4.5e-7 on the whole line. PoCL's erf
- * does not vectorise and costs about 14 ns a call on a CPU; this is straight-line code. Beyond
- * |x| = 4, erf is +-1 in float. */
-inline float erf_ct(float a) {
-  float x = clamp(a, -4.0f, 4.0f), x2 = x * x; /* clamp would turn NaN into -4 */
-  float p = -2.72614225801306e-10f;
-  p = fma(x2, p, 2.77068142495902e-08f);
-  p = fma(x2, p, -2.10102402082508e-06f);
-  p = fma(x2, p, -5.69250639462346e-05f);
-  p = fma(x2, p, -7.34990630326855e-04f);
-  p = fma(x2, p, -2.95459980854025e-03f);
-  p = fma(x2, p, -1.60960333262415e-02f);
-  float q = -1.45660718464996e-05f;
-  q = fma(x2, q, -2.13374055278905e-04f);
-  q = fma(x2, q, -1.68282697438203e-03f);
-  q = fma(x2, q, -7.37332916720468e-03f);
-  q = fma(x2, q, -1.42647390514189e-02f);
-  return isnan(a) ? a : x * p / q;
-}
+ * does not vectorise and costs about 14 ns a call on a CPU; this is straight-line code, for a
+ * float and for the eight lanes of the vector form. Beyond |x| = 4, erf is +-1 in float. */
+#define ERF_CT(T)                                                        \
+  inline T __attribute__((overloadable)) erf_ct(T a) {                   \
+    T x = clamp(a, -4.0f, 4.0f), x2 = x * x; /* clamp turns NaN to -4 */ \
+    T p = (T)-2.72614225801306e-10f;                                     \
+    p = fma(x2, p, (T)2.77068142495902e-08f);                            \
+    p = fma(x2, p, (T)-2.10102402082508e-06f);                           \
+    p = fma(x2, p, (T)-5.69250639462346e-05f);                           \
+    p = fma(x2, p, (T)-7.34990630326855e-04f);                           \
+    p = fma(x2, p, (T)-2.95459980854025e-03f);                           \
+    p = fma(x2, p, (T)-1.60960333262415e-02f);                           \
+    T q = (T)-1.45660718464996e-05f;                                     \
+    q = fma(x2, q, (T)-2.13374055278905e-04f);                           \
+    q = fma(x2, q, (T)-1.68282697438203e-03f);                           \
+    q = fma(x2, q, (T)-7.37332916720468e-03f);                           \
+    q = fma(x2, q, (T)-1.42647390514189e-02f);                           \
+    /* below 2^-20, erf x rounds to 2x/sqrt(pi) (and x * p would lose a subnormal's bits) */ \
+    return isnan(a) ? a : (fabs(a) < 1e-6f ? a * 1.1283791670955126f : x * p / q);          \
+  }
+ERF_CT(float)
+ERF_CT(float8)
 #endif
 
-UNARY(abs, STORE, fabs(a))
-UNARY(exp, STORE, exp(a))
-UNARY(exp2, STORE, exp2(a))
-UNARY(expm1, STORE, expm1(a))
-UNARY(log, STORE, log(a))
-UNARY(log2, STORE, log2(a))
-UNARY(log10, STORE, log10(a))
-UNARY(log1p, STORE, log1p(a))
-UNARY(sqrt, STORE, sqrt(a))
-UNARY(rsqrt, STORE, rsqrt(a))
-UNARY(reciprocal, STORE, (CT)1 / a)
-UNARY(sin, STORE, sin(a))
-UNARY(cos, STORE, cos(a))
-UNARY(tan, STORE, tan(a))
-UNARY(tanh, STORE, tanh_of(a))
-UNARY(sigmoid, STORE, sigmoid_of(a))
-UNARY(erf, STORE, erf_ct(a))
-UNARY(silu, STORE, a * sigmoid_of(a))
-UNARY(gelu, STORE, HALF * a * ((CT)1 + erf_ct(a * SQRT1_2)))
-UNARY(gelu_tanh, STORE, HALF * a * ((CT)1 + tanh_of(SQRT_2_OVER_PI * (a + KAPPA * a * a * a))))
-UNARY(softplus, STORE, a * alpha > beta ? a : log1p(exp(a * alpha)) / alpha)
-BINARY(div, STORE, a / b)
+VUNARY(abs, fabs(a))
+VUNARY(exp, exp(a))
+VUNARY(exp2, exp2(a))
+VUNARY(expm1, expm1(a))
+VUNARY(log, log(a))
+VUNARY(log2, log2(a))
+VUNARY(log10, log10(a))
+VUNARY(log1p, log1p(a))
+VUNARY(sqrt, sqrt(a))
+VUNARY(rsqrt, rsqrt(a))
+VUNARY(reciprocal, (CT)1 / a)
+VUNARY(sin, sin_ct(a))
+VUNARY(cos, cos_ct(a))
+VUNARY(tan, tan_ct(a))
+VUNARY(tanh, tanh_of(a))
+VUNARY(sigmoid, sigmoid_of(a))
+VUNARY(erf, erf_ct(a))
+VUNARY(silu, a * sigmoid_of(a))
+VUNARY(gelu, HALF * a * ((CT)1 + erf_ct(a * SQRT1_2)))
+VUNARY(gelu_tanh, HALF * a * ((CT)1 + tanh_of(SQRT_2_OVER_PI * (a + KAPPA * a * a * a))))
+VUNARY(softplus, a * alpha > beta ? a : log1p(exp(a * alpha)) / alpha)
+VBINARY(div, a / b)
 BINARY(div_trunc, STORE, trunc(a / b))
 BINARY(div_floor, STORE, floor_divide(a, b))
-BINARY(pow, STORE, pow(a, b))
-TERNARY(addcdiv, STORE, a + alpha * b / c)
-TERNARY(lerp, STORE, fabs(c) < HALF ? a + c * (b - a) : b - (b - a) * ((CT)1 - c))
+VBINARY(pow, pow(a, b))
+/* The other exponents PyTorch's CPU takes apart: 0.5, -0.5, -1, -2. */
+VUNARY(pow_sqrt, sqrt(a))
+VUNARY(pow_rsqrt, (CT)1 / sqrt(a))
+VUNARY(pow_reciprocal, (CT)1 / a)
+VUNARY(pow_inv_square, (CT)1 / (a * a))
+VTERNARY(addcdiv, a + alpha * b / c)
+VTERNARY(lerp, fabs(c) < HALF ? a + c * (b - a) : b - (b - a) * ((CT)1 - c))
 /* Backward ops: a is the incoming gradient, b the forward's input or output. */
-BINARY(sigmoid_backward, STORE, a * ((CT)1 - b) * b)
-BINARY(tanh_backward, STORE, a * ((CT)1 - b * b))
-BINARY(silu_backward, STORE, a * sigmoid_of(b) * ((CT)1 + b * ((CT)1 - sigmoid_of(b))))
-BINARY(gelu_backward, STORE,
-       a * (HALF * ((CT)1 + erf_ct(b * SQRT1_2)) + b * INV_SQRT_2PI * exp(-HALF * b * b)))
+VBINARY(sigmoid_backward, a * ((CT)1 - b) * b)
+VBINARY(tanh_backward, a * ((CT)1 - b * b))
+VBINARY(silu_backward, a * sigmoid_of(b) * ((CT)1 + b * ((CT)1 - sigmoid_of(b))))
+VBINARY(gelu_backward,
+        a * (HALF * ((CT)1 + erf_ct(b * SQRT1_2)) + b * INV_SQRT_2PI * exp(-HALF * b * b)))
 BINARY(gelu_tanh_backward, STORE, gelu_tanh_backward_of(a, b))
-BINARY(softplus_backward, STORE,
-       b * alpha > beta ? a : a * exp(b * alpha) / (exp(b * alpha) + (CT)1))
+VBINARY(softplus_backward, b * alpha > beta ? a : a * exp(b * alpha) / (exp(b * alpha) + (CT)1))
 #endif
 
 /* ---- integers ------------------------------------------------------------------------------- */
@@ -195,58 +281,50 @@ UNARY(bitwise_not, STORE, ~a)
 /* ---- rounding, remainders, more math and activations (issue 3) --------------------------------- */
 #ifdef IS_FLOAT
 /* remainder as Python defines it: the result takes the divisor's sign. */
-inline CT remainder_of(CT a, CT b) {
-  CT mod = fmod(a, b);
-  if (mod != 0 && ((b < 0) != (mod < 0))) mod += b;
-  return mod;
-}
-inline CT logaddexp_of(CT a, CT b) {
-  if (isinf(a) && a == b) return a;
-  CT m = max_nan(a, b);
-  return m + log1p(exp(-fabs(a - b)));
-}
+#define remainder_of(a, b) remainder_adjust(fmod_ct(a, b), b)
+#define remainder_adjust(mod, b) \
+  ((mod) + (((mod) != 0 && (((b) < 0) != ((mod) < 0))) ? (b) : (CT)0))
+/* A NaN operand makes a - b NaN, and so the sum: fmax's NaN-skipping does not show. */
+#define logaddexp_of(a, b) \
+  ((isinf(a) && (a) == (b)) ? (a) : fmax(a, b) + log1p(exp(-fabs((a) - (b)))))
 /* round(x, decimals): alpha = 10^|decimals|, beta > 0 when decimals are negative. */
 inline CT round_decimals_of(CT a, CT ten_pow, CT negative) {
   return negative > 0 ? rint(a / ten_pow) * ten_pow : rint(a * ten_pow) / ten_pow;
 }
-inline CT mish_backward_of(CT g, CT x) {
-  CT sig = sigmoid_of(x);
-  CT t = tanh_of(log1p(exp(x)));
-  return g * (t + x * sig * ((CT)1 - t * t));
-}
-inline CT log_sigmoid_backward_of(CT g, CT x) {
-  CT z = exp(-fabs(x));
-  return x < 0 ? g * ((CT)1 - z / ((CT)1 + z)) : g * (z / ((CT)1 + z));
-}
-UNARY(floor, STORE, floor(a))
-UNARY(ceil, STORE, ceil(a))
-UNARY(round, STORE, rint(a))
+#define mish_backward_of(g, x) mish_backward_with(g, x, tanh_of(log1p(exp(x))))
+#define mish_backward_with(g, x, t) ((g) * ((t) + (x) * sigmoid_of(x) * ((CT)1 - (t) * (t))))
+#define log_sigmoid_backward_of(g, x) log_sigmoid_backward_with(g, x, exp(-fabs(x)))
+#define log_sigmoid_backward_with(g, x, z) \
+  ((x) < 0 ? (g) * ((CT)1 - (z) / ((CT)1 + (z))) : (g) * ((z) / ((CT)1 + (z))))
+VUNARY(floor, floor(a))
+VUNARY(ceil, ceil(a))
+VUNARY(round, rint(a))
 UNARY(round_decimals, STORE, round_decimals_of(a, alpha, beta))
-UNARY(trunc, STORE, trunc(a))
-UNARY(frac, STORE, a - trunc(a))
-BINARY(fmod, STORE, fmod(a, b))
-BINARY(remainder, STORE, remainder_of(a, b))
-BINARY(atan2, STORE, atan2(a, b))
-BINARY(hypot, STORE, hypot(a, b))
-BINARY(logaddexp, STORE, logaddexp_of(a, b))
+VUNARY(trunc, trunc(a))
+VUNARY(frac, a - trunc(a))
+VBINARY(fmod, fmod_ct(a, b))
+VBINARY(remainder, remainder_of(a, b))
+VBINARY(atan2, atan2(a, b))
+VBINARY(hypot, hypot(a, b))
+VBINARY(logaddexp, logaddexp_of(a, b))
 BINARY(copysign, STORE, copysign(a, b))
-BINARY(xlogy, STORE, isnan(b) ? b : (a == 0 ? (CT)0 : a * log(b)))
+VBINARY(xlogy, isnan(b) ? b : (a == 0 ? (CT)0 : a * log(b)))
 UNARY(isnan, ST_BOOL, isnan(a))
 UNARY(isposinf, ST_BOOL, isinf(a) && a > 0)
 UNARY(isneginf, ST_BOOL, isinf(a) && a < 0)
 UNARY(signbit, ST_BOOL, signbit(a) != 0)
 /* nan_to_num: b (a scalar input) replaces NaN, alpha +inf, beta -inf. */
 BINARY(nan_to_num, STORE, isnan(a) ? b : (isinf(a) ? (a > 0 ? alpha : beta) : a))
-UNARY(asin, STORE, asin(a))
-UNARY(acos, STORE, acos(a))
-UNARY(atan, STORE, atan(a))
-UNARY(sinh, STORE, sinh(a))
-UNARY(cosh, STORE, cosh(a))
-UNARY(asinh, STORE, asinh(a))
-UNARY(acosh, STORE, acosh(a))
-UNARY(atanh, STORE, atanh(a))
+VUNARY(asin, asin(a))
+VUNARY(acos, acos(a))
+VUNARY(atan, atan(a))
+VUNARY(sinh, sinh(a))
+VUNARY(cosh, cosh(a))
+VUNARY(asinh, asinh(a))
+VUNARY(acosh, acosh(a))
+VUNARY(atanh, atanh(a))
 /* elu: alpha, beta = scale, b (scalar input) = input_scale. */
-BINARY(elu, STORE, a <= 0 ? (exp(a * b) - (CT)1) * alpha * beta : a * beta)
+VBINARY(elu, a <= 0 ? expm1(a * b) * alpha * beta : a * beta)
 /* elu backward: a the gradient, b the input (or the output for _result), c input_scale. */
 TERNARY(elu_backward, STORE, b <= 0 ? a * c * alpha * beta * exp(b * c) : a * beta)
 TERNARY(elu_backward_result, STORE, b <= 0 ? a * c * (b + alpha * beta) : a * beta)
@@ -256,10 +334,10 @@ BINARY(hardsigmoid_backward, STORE, (b > (CT)-3 && b < (CT)3) ? a * (CT)(1.0f / 
 UNARY(hardswish, STORE, a * min(max(a + (CT)3, (CT)0), (CT)6) / (CT)6)
 BINARY(hardswish_backward, STORE,
        b < (CT)-3 ? (CT)0 : (b <= (CT)3 ? a * (b / (CT)3 + HALF) : a))
-UNARY(mish, STORE, a * tanh_of(log1p(exp(a))))
-BINARY(mish_backward, STORE, mish_backward_of(a, b))
-UNARY(log_sigmoid, STORE, min(a, (CT)0) - log1p(exp(-fabs(a))))
-BINARY(log_sigmoid_backward, STORE, log_sigmoid_backward_of(a, b))
+VUNARY(mish, a * tanh_of(log1p(exp(a))))
+VBINARY(mish_backward, mish_backward_of(a, b))
+VUNARY(log_sigmoid, fmin(a, (CT)0) - log1p(exp(-fabs(a))))
+VBINARY(log_sigmoid_backward, log_sigmoid_backward_of(a, b))
 #else
 inline CT int_remainder(CT a, CT b) {
   if (b == 0) return 0;
@@ -279,7 +357,7 @@ UNARY(signbit, ST_BOOL, a < 0)
 UNARY(nan_to_num, STORE, a)
 #endif
 
-/* ---- more pointwise ops, activations and pointwise losses (ops_activation_loss.cpp) ---------- */
+/* ---- more pointwise ops, activations and pointwise losses (ops/elementwise_activations.cpp) ---------- */
 /* heaviside(x, values): values where x is 0, else the step (NaN gives 0, as on the CPU). */
 BINARY(heaviside, STORE, a == 0 ? b : (CT)(a > 0))
 #ifdef IS_FLOAT
@@ -324,7 +402,7 @@ inline CT nextafter_of(CT a, CT b) {
 BINARY(nextafter, STORE, nextafter_of(a, b))
 
 /* frexp: o the mantissa, y (int32) the exponent of input x. */
-__kernel void ew_frexp(EW_SIG) {
+KERNEL(ew_frexp)(EW_SIG) {
   EW_BEGIN(2)
   int e;
   CT m = frexp(LOAD(PTR(x), off[1]), &e);
@@ -413,9 +491,17 @@ BINARY(fmin, STORE, a < b ? a : b)
 
 /* ---- conversions: cast_<dst> reads this program's type and writes dst ----------------------- */
 #define CAST(dst, ST_DST) EW_KERNEL(cast_##dst, 1, { ST_DST(PTR(o), off[0], IN(1, x, s1)); })
-CAST(f32, ST_F32)
-CAST(f16, ST_F16)
-CAST(bf16, ST_BF16)
+/* Float to float casts also in the vector form (PoCL converts a half at a time otherwise). */
+#define VCAST(dst, ST_DST, VST_DST) \
+  CAST(dst, ST_DST)                 \
+  EW_VEC(ewv_cast_##dst, { VST_DST(PTR(o), v, VIN(1, x, s1)); }, \
+         { ST_DST(PTR(o), off[0], IN(1, x, s1)); })
+#define VST_F32(p, v, x) vstore8((x), (v), (__global float *)(p))
+#define VST_F16(p, v, x) vstore_half8_rte((x), (v), (__global half *)(p))
+#define VST_BF16(p, v, x) vstore8(float8_to_bf16(x), (v), (__global ushort *)(p))
+VCAST(f32, ST_F32, VST_F32)
+VCAST(f16, ST_F16, VST_F16)
+VCAST(bf16, ST_BF16, VST_BF16)
 CAST(i64, ST_I64)
 CAST(i32, ST_I32)
 CAST(i16, ST_I16)

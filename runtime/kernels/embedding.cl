@@ -10,7 +10,7 @@ inline long load_index(__global uchar *p, long i, int is_int32) {
 
 /* scratch[i]: next position with the same index (or -1); scratch[n + i]: 1 if an earlier
  * position has it; scratch[2n + i]: how many positions have it. */
-__kernel void embedding_links(BUF(index), BUF(scratch), long n, int is_int32) {
+KERNEL(embedding_links)(BUF(index), BUF(scratch), long n, int is_int32) {
   long i = get_global_id(0);
   if (i >= n) return;
   __global uchar *ix = PTR(index);
@@ -28,7 +28,7 @@ __kernel void embedding_links(BUF(index), BUF(scratch), long n, int is_int32) {
 }
 
 #ifdef IS_FLOAT
-__kernel void embedding_backward(BUF(grad), BUF(index), BUF(scratch), BUF(out), long n, long dim,
+KERNEL(embedding_backward)(BUF(grad), BUF(index), BUF(scratch), BUF(out), long n, long dim,
                                  long num_weights, long padding_idx, int scale_by_freq,
                                  int is_int32) {
   long i = get_global_id(0), c = get_global_id(1);

@@ -38,7 +38,7 @@ inline float rnd(float x) { return as_float((uint)float_to_bf16(x) << 16); }
 #endif
 
 /* beta: the step (end - start) / (steps - 1) in the output's type. */
-__kernel void ew_linspace(EW_SIG) {
+KERNEL(ew_linspace)(EW_SIG) {
   EW_BEGIN(0)
   long back = g.numel - 1 - i;
   CT v = i < g.numel / 2 ? POINT(alpha, beta, i) : POINT(s1, -beta, back);
@@ -48,7 +48,7 @@ __kernel void ew_linspace(EW_SIG) {
 /* base ^ (the linspace point), the exponent and power in double where the device has it, as
  * PyTorch computes them. beta: end - start. The base arrives as the sum s2 + s3 of two CT
  * values, so a float kernel still gets a double base (10, 2 and e alike) to within 48 bits. */
-__kernel void ew_logspace(EW_SIG) {
+KERNEL(ew_logspace)(EW_SIG) {
   EW_BEGIN(0)
   WT base = (WT)s2 + (WT)s3;
   WT step = (WT)beta / (WT)(g.numel - 1);

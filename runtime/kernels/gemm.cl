@@ -10,10 +10,10 @@ typedef struct gemm_geom {
   long m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, trans_a, trans_b;
 } gemm_geom;
 
-__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void gemm_tiled(
+KERNEL_WG(TILE, TILE, 1, gemm_tiled)(
     BUF(a), BUF(b), BUF(c), gemm_geom g, CT alpha, CT beta) {
-  __local CT ta[TILE][TILE + 1];
-  __local CT tb[TILE][TILE + 1];
+  LOCAL_ARRAY2(gemm_tiled, CT, ta, TILE, TILE + 1);
+  LOCAL_ARRAY2(gemm_tiled, CT, tb, TILE, TILE + 1);
   long col = get_global_id(0), row = get_global_id(1), batch = get_global_id(2);
   int lx = get_local_id(0), ly = get_local_id(1);
   __global uchar *A = PTR(a), *B = PTR(b), *C = PTR(c);

@@ -33,7 +33,7 @@ inline void dim_offsets(const dim_geom *g, long i, long *off) {
 inline long wrap_index(long v, long size) { return v < 0 ? v + size : v; }
 
 /* out[p] = src[p with p[dim] := index[p]] (index_select passes an expanded index). */
-__kernel void ix_gather(BUF(o), BUF(ix), BUF(src), dim_geom g) {
+KERNEL(ix_gather)(BUF(o), BUF(ix), BUF(src), dim_geom g) {
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[3];
@@ -63,7 +63,7 @@ inline CT scatter_combine(int mode, CT a, CT b) {
 
 /* One work-item per line: for j in order, self[.., index[j], ..] (op)= alpha * src[.., j, ..]
  * (or the scalar `value`). Without include_self the touched elements start at the identity. */
-__kernel void ix_scatter(BUF(self), BUF(ix), BUF(src), dim_geom g, int mode, int include_self,
+KERNEL(ix_scatter)(BUF(self), BUF(ix), BUF(src), dim_geom g, int mode, int include_self,
                          int src_is_scalar, CT value, CT alpha) {
   long i = get_global_id(0);
   if (i >= g.numel) return;
@@ -125,7 +125,7 @@ inline long adv_b(const adv_geom *g, __global const uchar *ix, long b, long *oth
   return s;
 }
 
-__kernel void ix_index(BUF(o), BUF(ix), BUF(self), adv_geom g) {
+KERNEL(ix_index)(BUF(o), BUF(ix), BUF(self), adv_geom g) {
   long i = get_global_id(0);
   if (i >= g.rnumel * g.bnumel) return;
   long b = i % g.bnumel, r = i / g.bnumel, so, oo;
@@ -135,7 +135,7 @@ __kernel void ix_index(BUF(o), BUF(ix), BUF(self), adv_geom g) {
 }
 
 /* One work-item per r walks b in order: the last write wins, or values accumulate. */
-__kernel void ix_index_put(BUF(self), BUF(ix), BUF(values), adv_geom g, int accumulate) {
+KERNEL(ix_index_put)(BUF(self), BUF(ix), BUF(values), adv_geom g, int accumulate) {
   long r = get_global_id(0);
   if (r >= g.rnumel) return;
   long so, oo;
@@ -151,7 +151,7 @@ __kernel void ix_index_put(BUF(self), BUF(ix), BUF(values), adv_geom g, int accu
 
 /* tril (lower = 1) / triu over the two fastest dims of an ew_geom: keeps col - row <= k (tril)
  * or col - row >= k (triu), zeroes the rest. */
-__kernel void ix_tri(BUF(o), BUF(x), ew_geom g, long k, int lower) {
+KERNEL(ix_tri)(BUF(o), BUF(x), ew_geom g, long k, int lower) {
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[2];
@@ -167,7 +167,7 @@ __kernel void ix_tri(BUF(o), BUF(x), ew_geom g, long k, int lower) {
  * (i / per_row) of the contiguous boundaries [rows, n] (per_row = values per row; rows = 1 for
  * bucketize). A sorter (int64, same layout as boundaries) gives the order when present.
  */
-__kernel void ix_searchsorted(BUF(o), BUF(v), BUF(bnd), BUF(sorter), ew_geom g, long n,
+KERNEL(ix_searchsorted)(BUF(o), BUF(v), BUF(bnd), BUF(sorter), ew_geom g, long n,
                               long per_row, int right, int has_sorter, int out_int32) {
   long i = get_global_id(0);
   if (i >= g.numel) return;
@@ -191,7 +191,7 @@ __kernel void ix_searchsorted(BUF(o), BUF(v), BUF(bnd), BUF(sorter), ew_geom g, 
  * writes its coordinates (torch order) into row pos - 1 of out [count, ndim] (int64).
  * The geometry's dims are torch's dims reversed (dim 0 fastest).
  */
-__kernel void ix_nonzero(BUF(o), BUF(x), BUF(pos), ew_geom g) {
+KERNEL(ix_nonzero)(BUF(o), BUF(x), BUF(pos), ew_geom g) {
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[2];
@@ -209,7 +209,7 @@ __kernel void ix_nonzero(BUF(o), BUF(x), BUF(pos), ew_geom g) {
  * histc: counts (int32) of the values (operand 1 of an ew_geom) in [lo, hi] over `bins` equal
  * bins, the last one closed. Integer atomics: the counts do not depend on the order.
  */
-__kernel void ix_histc(BUF(counts), BUF(x), ew_geom g, long bins, CT lo, CT hi) {
+KERNEL(ix_histc)(BUF(counts), BUF(x), ew_geom g, long bins, CT lo, CT hi) {
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[2];

@@ -8,7 +8,7 @@
  * then row perm[i] of column i of P is 1. P (batch x m x m, row-major) arrives zeroed; perm
  * is int scratch of batch x m.
  */
-__kernel void lu_permutation(BUF(piv), BUF(perm), BUF(p), long batch, long m, long k) {
+KERNEL(lu_permutation)(BUF(piv), BUF(perm), BUF(p), long batch, long m, long k) {
   long b = get_global_id(0);
   if (b >= batch) return;
   __global const int *pv = (__global const int *)PTR(piv) + b * k;

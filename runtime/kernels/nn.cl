@@ -80,22 +80,22 @@ typedef CT SUM_T;
 #define GROUP_MAX(v) group_reduce(scratch, (v), 1)
 #define GROUP_SUM(v) group_reduce(scratch, (v), 0)
 
-__kernel void softmax_serial(BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
+KERNEL(softmax_serial)(BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
   long row = get_global_id(0);
   if (row >= rows) return;
   long base = ROW_BASE(row, dim, inner);
   SOFTMAX_BODY(0, 1, NO_REDUCE, NO_REDUCE)
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void softmax(
+KERNEL_WG(256, 1, 1, softmax)(
     BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
-  __local CT scratch[256];
+  LOCAL_ARRAY(softmax, CT, scratch, 256);
   long base = ROW_BASE(get_group_id(0), dim, inner);
   long lid = get_local_id(0);
   SOFTMAX_BODY(lid, 256, GROUP_MAX, GROUP_SUM)
 }
 
-__kernel void softmax_backward_serial(BUF(grad), BUF(out), BUF(result), long rows, long dim,
+KERNEL(softmax_backward_serial)(BUF(grad), BUF(out), BUF(result), long rows, long dim,
                                       long inner, int log_mode) {
   long row = get_global_id(0);
   if (row >= rows) return;
@@ -103,9 +103,9 @@ __kernel void softmax_backward_serial(BUF(grad), BUF(out), BUF(result), long row
   SOFTMAX_BACKWARD_BODY(0, 1, NO_REDUCE)
 }
 
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void softmax_backward(
+KERNEL_WG(256, 1, 1, softmax_backward)(
     BUF(grad), BUF(out), BUF(result), long rows, long dim, long inner, int log_mode) {
-  __local CT scratch[256];
+  LOCAL_ARRAY(softmax_backward, CT, scratch, 256);
   long base = ROW_BASE(get_group_id(0), dim, inner);
   long lid = get_local_id(0);
   SOFTMAX_BACKWARD_BODY(lid, 256, GROUP_SUM)
@@ -115,7 +115,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void softmax_backward(
 /* float32 rows contiguous in memory on CPU devices (the runtime chooses): a work-item per row
  * in float8 vectors, because PoCL's vector exp is several times faster than its scalar exp,
  * which the one-row-per-item kernels above call per element. */
-__kernel void softmax_rows(BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
+KERNEL(softmax_rows)(BUF(in), BUF(out), long rows, long dim, long inner, int log_mode) {
   long row = get_global_id(0);
   if (row >= rows) return;
   __global const float *x = (__global const float *)PTR(in) + row * dim;
@@ -145,7 +145,7 @@ __kernel void softmax_rows(BUF(in), BUF(out), long rows, long dim, long inner, i
   for (long j = body; j < dim; j++) y[j] = log_mode == 1 ? x[j] - m - ls : exp(x[j] - m) / s;
 }
 
-__kernel void softmax_backward_rows(BUF(grad), BUF(out), BUF(result), long rows, long dim,
+KERNEL(softmax_backward_rows)(BUF(grad), BUF(out), BUF(result), long rows, long dim,
                                     long inner, int log_mode) {
   long row = get_global_id(0);
   if (row >= rows) return;
@@ -173,7 +173,7 @@ inline CT class_weight(__global uchar *w, int has_weight, long t) {
 }
 
 /* reduction none: one work-item per sample. */
-__kernel void nll_none(BUF(input), BUF(target), BUF(weight), BUF(out), long n, long c,
+KERNEL(nll_none)(BUF(input), BUF(target), BUF(weight), BUF(out), long n, long c,
                        long ignore_index, int has_weight) {
   long i = get_global_id(0);
   if (i >= n) return;
@@ -185,10 +185,10 @@ __kernel void nll_none(BUF(input), BUF(target), BUF(weight), BUF(out), long n, l
 }
 
 /* reduction mean / sum: one work-group; writes the loss and the total weight. */
-__kernel __attribute__((reqd_work_group_size(256, 1, 1))) void nll_reduce(
+KERNEL_WG(256, 1, 1, nll_reduce)(
     BUF(input), BUF(target), BUF(weight), BUF(out), BUF(total), long n, long c,
     long ignore_index, int has_weight, int mean) {
-  __local CT scratch[256];
+  LOCAL_ARRAY(nll_reduce, CT, scratch, 256);
   long lid = get_local_id(0);
   CT loss = 0, wsum = 0;
   for (long i = lid; i < n; i += 256) {
@@ -211,7 +211,7 @@ __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void nll_reduce(
 }
 
 /* grad_in (zero-filled) at [i, target[i]] = -weight * upstream gradient. */
-__kernel void nll_backward(BUF(grad_out), BUF(target), BUF(weight), BUF(total), BUF(grad_in),
+KERNEL(nll_backward)(BUF(grad_out), BUF(target), BUF(weight), BUF(total), BUF(grad_in),
                            long n, long c, long ignore_index, int has_weight, int reduction) {
   long i = get_global_id(0);
   if (i >= n) return;

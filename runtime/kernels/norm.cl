@@ -52,9 +52,9 @@ inline AT inv_std(__global uchar *rstd, long grp, int stat_is_var, AT eps) {
 
 /* mean, rstd = 1 / sqrt(biased variance + eps) (two passes); with update_running, the
  * running stats move towards the mean and the unbiased variance by `momentum`. */
-__kernel void norm_stats(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), norm_geom g,
+KERNEL(norm_stats)(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), norm_geom g,
                          AT eps, AT momentum, int update_running) {
-  __local AT scratch[NORM_GROUP];
+  LOCAL_ARRAY(norm_stats, AT, scratch, NORM_GROUP);
   long t = get_group_id(0), lid = get_local_id(0), step = get_local_size(0);
   long n = g.na * g.nb;
   __global uchar *xp = PTR(x);
@@ -94,7 +94,7 @@ __kernel void norm_stats(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), no
 /* Layer norm's statistics when each target is a float32 row contiguous in memory, on CPU
  * devices (the runtime chooses): a work-item per row in float8 vectors, as softmax_rows in
  * nn.cl, instead of the scalar loops a one-item group runs above. */
-__kernel void norm_stats_rows(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), norm_geom g,
+KERNEL(norm_stats_rows)(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), norm_geom g,
                               AT eps, AT momentum, int update_running) {
   long t = get_global_id(0), n = g.nb, body = g.nb / 8 * 8;
   if (t >= g.targets) return;
@@ -122,7 +122,7 @@ __kernel void norm_stats_rows(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar
 }
 #endif
 
-__kernel void norm_apply(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), BUF(y),
+KERNEL(norm_apply)(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), BUF(y),
                          norm_geom g, AT eps, int stat_is_var, int has_weight, int has_bias) {
   NORM_ELEMENT(g)
   AT v = ((AT)LOAD(PTR(x), i) - ALD(PTR(mean), grp)) * inv_std(PTR(rstd), grp, stat_is_var, eps);
@@ -136,7 +136,7 @@ __kernel void norm_apply(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), B
  * channel (batch norm: a plane) or a channel per position (layer norm): a work-item per row in
  * float8 vectors, its statistics and (batch norm) its channel's parameters read once per row.
  * The per-element kernel above ran batch-norm inference at 6x PyTorch CPU's time. */
-__kernel void norm_apply_rows(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), BUF(y),
+KERNEL(norm_apply_rows)(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bias), BUF(y),
                               norm_geom g, AT eps, int stat_is_var, int has_weight, int has_bias) {
   long row = get_global_id(0), n = g.gdiv, body = n / 8 * 8;
   if (row * n >= g.numel) return;
@@ -169,9 +169,9 @@ __kernel void norm_apply_rows(BUF(x), BUF(mean), BUF(rstd), BUF(weight), BUF(bia
 #endif
 
 /* Per target: sum1 = sum(dy * w), sum2 = sum(dy * w * xhat). */
-__kernel void norm_sums(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(sum1),
+KERNEL(norm_sums)(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(sum1),
                         BUF(sum2), norm_geom g, AT eps, int stat_is_var, int has_weight) {
-  __local AT scratch[NORM_GROUP];
+  LOCAL_ARRAY(norm_sums, AT, scratch, NORM_GROUP);
   long t = get_group_id(0), lid = get_local_id(0), step = get_local_size(0);
   long n = g.na * g.nb;
   AT s1 = 0, s2 = 0;
@@ -192,7 +192,7 @@ __kernel void norm_sums(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(
   }
 }
 
-__kernel void norm_backward(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(sum1),
+KERNEL(norm_backward)(BUF(x), BUF(dy), BUF(mean), BUF(rstd), BUF(weight), BUF(sum1),
                             BUF(sum2), BUF(dx), norm_geom g, AT eps, int stat_is_var,
                             int has_weight, int train) {
   NORM_ELEMENT(g)

@@ -66,7 +66,7 @@ inline long max_pool_place(const sp_geom *g, long idx, long *o, long *base, long
   return out_at;
 }
 
-__kernel void max_pool(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+KERNEL(max_pool)(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[2], hi[2], base, arg;
@@ -77,7 +77,7 @@ __kernel void max_pool(BUF(input), BUF(output), BUF(indices), sp_geom g, long to
 
 /* For CPU devices (the runtime chooses): a work-item per output row (a run of dim 2), so the
  * divisions that place a window are paid once per row instead of per element. */
-__kernel void max_pool_rows(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+KERNEL(max_pool_rows)(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
   long row = get_global_id(0), width = g.out[2];
   if (row * width >= total) return;
   long o[3], lo[2], hi[2], base, arg;
@@ -99,7 +99,7 @@ inline void adaptive_candidates(long x, long in, long out, long *lo, long *hi) {
   *hi = min(((x + 1) * out + in - 1) / in + 1, out);
 }
 
-__kernel void adaptive_max_pool(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+KERNEL(adaptive_max_pool)(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[3], hi[3];
@@ -133,7 +133,7 @@ inline long window_of(long i, long kk, long s, long p, long d, long out) {
   return t < out ? t : -1;
 }
 
-__kernel void max_pool_backward(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
+KERNEL(max_pool_backward)(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3];
@@ -175,7 +175,7 @@ inline CT avg_window(const sp_geom *g, const long *o, long *lo, long *hi) {
   return (CT)(g->divisor ? g->divisor : g->count_include_pad ? pool : inside);
 }
 
-__kernel void avg_pool(BUF(input), BUF(output), sp_geom g, long total) {
+KERNEL(avg_pool)(BUF(input), BUF(output), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[3], hi[3];
@@ -196,7 +196,7 @@ __kernel void avg_pool(BUF(input), BUF(output), sp_geom g, long total) {
 #endif
 
 #ifdef IS_FLOAT
-__kernel void avg_pool_backward(BUF(grad), BUF(grad_input), sp_geom g, long total) {
+KERNEL(avg_pool_backward)(BUF(grad), BUF(grad_input), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], o[3], lo[3], hi[3];
@@ -221,7 +221,7 @@ __kernel void avg_pool_backward(BUF(grad), BUF(grad_input), sp_geom g, long tota
   STORE(PTR(grad_input), in_at, acc);
 }
 
-__kernel void adaptive_avg_pool(BUF(input), BUF(output), sp_geom g, long total) {
+KERNEL(adaptive_avg_pool)(BUF(input), BUF(output), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[3], hi[3];
@@ -242,7 +242,7 @@ __kernel void adaptive_avg_pool(BUF(input), BUF(output), sp_geom g, long total) 
   STORE(PTR(output), out_at, acc / (CT)count);
 }
 
-__kernel void adaptive_avg_pool_backward(BUF(grad), BUF(grad_input), sp_geom g, long total) {
+KERNEL(adaptive_avg_pool_backward)(BUF(grad), BUF(grad_input), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], lo[3], hi[3];
@@ -268,7 +268,7 @@ __kernel void adaptive_avg_pool_backward(BUF(grad), BUF(grad_input), sp_geom g, 
   STORE(PTR(grad_input), in_at, acc);
 }
 
-__kernel void adaptive_max_pool_backward(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
+KERNEL(adaptive_max_pool_backward)(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], lo[3], hi[3];

@@ -187,7 +187,7 @@ inline acc_t serial_reduce(int op, const red_geom *g, __global uchar *in, long i
   BUF(in), BUF(out), BUF(index), BUF(aux), red_geom g, CT scale, CT p, int with_index
 
 #define REDUCE(name, OP)                                                                    \
-  __kernel void red_##name##_serial(RED_SIG) {                                                    \
+  KERNEL(red_##name##_serial)(RED_SIG) {                                                    \
     long o = get_global_id(0);                                                              \
     if (o >= g.out_numel) return;                                                           \
     long in_off, out_off, aux_off;                                                          \
@@ -196,8 +196,8 @@ inline acc_t serial_reduce(int op, const red_geom *g, __global uchar *in, long i
     acc_t a = serial_reduce(OP, &g, PTR(in), in_off, aux, p);                                \
     store_result(OP, a, PTR(out), PTR(index), out_off, scale, p, with_index);               \
   }                                                                                         \
-  __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void red_##name(RED_SIG) {            \
-    __local acc_t part[256];                                                                \
+  KERNEL_WG(256, 1, 1, red_##name)(RED_SIG) {            \
+    LOCAL_ARRAY(red_##name, acc_t, part, 256);           \
     long o = get_group_id(0);                                                               \
     int lid = get_local_id(0);                                                              \
     long in_off, out_off, aux_off;                                                          \
@@ -250,7 +250,7 @@ inline void kahan8(float8 *s, float8 *c, float8 x) {
 
 /* Reduced elements in contiguous runs (reduced dim 0 has stride 1: x.sum(-1), per-channel sums
  * of NCHW): a work-item per output walks its runs eight elements at a time. */
-__kernel void red_sum_rows(RED_SIG) {
+KERNEL(red_sum_rows)(RED_SIG) {
   long o = get_global_id(0);
   if (o >= g.out_numel) return;
   long in_off, out_off, aux_off;
@@ -268,7 +268,7 @@ __kernel void red_sum_rows(RED_SIG) {
 
 /* Outputs side by side in the input (kept dim 0 has stride 1: x.sum(0) of [rows, n], the bias
  * gradient): a work-item per eight neighbouring outputs adds a float8 per reduced position. */
-__kernel void red_sum_cols(RED_SIG) {
+KERNEL(red_sum_cols)(RED_SIG) {
   long o = get_global_id(0) * 8;
   if (o >= g.out_numel) return;
   long in_off, out_off, aux_off;

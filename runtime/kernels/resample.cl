@@ -40,7 +40,7 @@ inline long nearest_src(long o, long in, long out, float inv_scale, int exact) {
   return min((long)floor((float)o * scale), in - 1);
 }
 
-__kernel void upsample_nearest(BUF(input), BUF(output), sp_geom g, float f0, float f1, float f2,
+KERNEL(upsample_nearest)(BUF(input), BUF(output), sp_geom g, float f0, float f1, float f2,
                                int exact, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
@@ -60,7 +60,7 @@ inline void nearest_range(long i, long in, long out, long *lo, long *hi) {
 }
 
 #ifdef IS_FLOAT
-__kernel void upsample_nearest_backward(BUF(grad), BUF(grad_input), sp_geom g, float f0, float f1,
+KERNEL(upsample_nearest_backward)(BUF(grad), BUF(grad_input), sp_geom g, float f0, float f1,
                                         float f2, int exact, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
@@ -100,7 +100,7 @@ inline long linear_src(long o, long in, CT scale, int align, long *off, CT *lamb
   return i;
 }
 
-__kernel void upsample_linear(BUF(input), BUF(output), sp_geom g, CT c0, CT c1, CT c2, long total) {
+KERNEL(upsample_linear)(BUF(input), BUF(output), sp_geom g, CT c0, CT c1, CT c2, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], i[3], off[3];
@@ -139,7 +139,7 @@ inline CT linear_weight(long o, long x, long in, CT scale, int align, int *hit) 
   return w;
 }
 
-__kernel void upsample_linear_backward(BUF(grad), BUF(grad_input), sp_geom g, CT c0, CT c1, CT c2,
+KERNEL(upsample_linear_backward)(BUF(grad), BUF(grad_input), sp_geom g, CT c0, CT c1, CT c2,
                                        long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
@@ -188,7 +188,7 @@ inline long pad_src(long o, long before, long in, int mode) {
   return j < 0 ? 0 : j >= in ? in - 1 : j;
 }
 
-__kernel void pad(BUF(input), BUF(output), sp_geom g, int mode, long total) {
+KERNEL(pad)(BUF(input), BUF(output), sp_geom g, int mode, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3];
@@ -206,7 +206,7 @@ inline long pad_candidate(long t, long x, long before, long in) {
 }
 
 #ifdef IS_FLOAT
-__kernel void pad_backward(BUF(grad), BUF(grad_input), sp_geom g, int mode, long total) {
+KERNEL(pad_backward)(BUF(grad), BUF(grad_input), sp_geom g, int mode, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], nc[3];

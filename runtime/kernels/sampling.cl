@@ -95,7 +95,7 @@ inline long clamp_index(long i, long n) {
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
-__kernel void bicubic2d(BUF(in), BUF(out), smp_params P, long total) {
+KERNEL(bicubic2d)(BUF(in), BUF(out), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = P.i[2], iw = P.i[3], oh = P.i[4], ow = P.i[5];
@@ -118,7 +118,7 @@ __kernel void bicubic2d(BUF(in), BUF(out), smp_params P, long total) {
   STORE(PTR(out), idx, acc);
 }
 
-__kernel void bicubic2d_backward(BUF(grad_out), BUF(acc), smp_params P, long total) {
+KERNEL(bicubic2d_backward)(BUF(grad_out), BUF(acc), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = P.i[2], iw = P.i[3], oh = P.i[4], ow = P.i[5];
@@ -163,7 +163,7 @@ inline CT aa_total(long lo, long size, CT center, CT inv) {
   return t == 0 ? (CT)1 : t;
 }
 
-__kernel void aa_bilinear2d(BUF(in), BUF(out), smp_params P, long total) {
+KERNEL(aa_bilinear2d)(BUF(in), BUF(out), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = P.i[2], iw = P.i[3], oh = P.i[4], ow = P.i[5];
@@ -185,7 +185,7 @@ __kernel void aa_bilinear2d(BUF(in), BUF(out), smp_params P, long total) {
   STORE(PTR(out), idx, acc);
 }
 
-__kernel void aa_bilinear2d_backward(BUF(grad_out), BUF(acc), smp_params P, long total) {
+KERNEL(aa_bilinear2d_backward)(BUF(grad_out), BUF(acc), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = P.i[2], iw = P.i[3], oh = P.i[4], ow = P.i[5];
@@ -342,7 +342,7 @@ inline void gs_make_taps(__global uchar *grid, long n, long o0, long o1, long o2
 }
 
 /* One work item per (sample, output position), looping over channels. */
-__kernel void grid_sample(BUF(in), BUF(grid), BUF(out), smp_params P, long total) {
+KERNEL(grid_sample)(BUF(in), BUF(grid), BUF(out), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long O0 = P.i[6], O1 = P.i[7], O2 = P.i[8], C = P.i[1];
@@ -358,7 +358,7 @@ __kernel void grid_sample(BUF(in), BUF(grid), BUF(out), smp_params P, long total
   }
 }
 
-__kernel void grid_sample_backward(BUF(grad_out), BUF(in), BUF(grid), BUF(acc), BUF(grad_grid),
+KERNEL(grid_sample_backward)(BUF(grad_out), BUF(in), BUF(grid), BUF(acc), BUF(grad_grid),
                                    smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
@@ -396,7 +396,7 @@ inline void bag_range(__global uchar *offsets, long b, smp_params P, long *start
 }
 
 /* One work item per (bag, column): out, and bag_size / max_indices. */
-__kernel void embedding_bag(BUF(weight), BUF(indices), BUF(offsets), BUF(psw), BUF(out),
+KERNEL(embedding_bag)(BUF(weight), BUF(indices), BUF(offsets), BUF(psw), BUF(out),
                             BUF(bag_size), BUF(max_indices), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
@@ -426,7 +426,7 @@ __kernel void embedding_bag(BUF(weight), BUF(indices), BUF(offsets), BUF(psw), B
 }
 
 /* One work item per index: the bag holding it (the last bag starting at or before it). */
-__kernel void embedding_bag_offset2bag(BUF(offsets), BUF(offset2bag), smp_params P, long total) {
+KERNEL(embedding_bag_offset2bag)(BUF(offsets), BUF(offset2bag), smp_params P, long total) {
   long i = get_global_id(0);
   if (i >= total) return;
   long lo = 0, hi = P.i[0] - 1; /* bags */
@@ -444,7 +444,7 @@ __kernel void embedding_bag_offset2bag(BUF(offsets), BUF(offset2bag), smp_params
  * weight row indices[i], summed afterwards by embedding's deterministic backward. For max, the
  * first position in the bag holding the maximum's row takes the whole gradient.
  * grad is contiguous [bags, dim]; rows is contiguous [indices, dim]. */
-__kernel void embedding_bag_rows(BUF(grad), BUF(indices), BUF(offset2bag), BUF(bag_size),
+KERNEL(embedding_bag_rows)(BUF(grad), BUF(indices), BUF(offset2bag), BUF(bag_size),
                                  BUF(max_indices), BUF(psw), BUF(rows), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
@@ -469,7 +469,7 @@ __kernel void embedding_bag_rows(BUF(grad), BUF(indices), BUF(offset2bag), BUF(b
 }
 
 /* One work item per index position: d loss / d per_sample_weight = <grad[bag], weight[row]>. */
-__kernel void embedding_bag_psw_backward(BUF(grad), BUF(weight), BUF(indices), BUF(offset2bag),
+KERNEL(embedding_bag_psw_backward)(BUF(grad), BUF(weight), BUF(indices), BUF(offset2bag),
                                          BUF(out), smp_params P, long total) {
   long i = get_global_id(0);
   if (i >= total) return;
@@ -488,7 +488,7 @@ __kernel void embedding_bag_psw_backward(BUF(grad), BUF(weight), BUF(indices), B
  * multilabel_margin P.i: 0 n, 1 c, 4 grad_output stride; PF 1 gradient scale. Targets (int64,
  * contiguous) list each sample's classes up to the first negative one. */
 
-__kernel void multi_margin(BUF(in), BUF(target), BUF(weight), BUF(out), smp_params P, long total) {
+KERNEL(multi_margin)(BUF(in), BUF(target), BUF(weight), BUF(out), smp_params P, long total) {
   long n = get_global_id(0);
   if (n >= total) return;
   long C = P.i[1], y = LD_I64(PTR(target), n);
@@ -502,7 +502,7 @@ __kernel void multi_margin(BUF(in), BUF(target), BUF(weight), BUF(out), smp_para
   STORE(PTR(out), n, acc / (CT)C);
 }
 
-__kernel void multi_margin_backward(BUF(grad_out), BUF(in), BUF(target), BUF(weight), BUF(grad_in),
+KERNEL(multi_margin_backward)(BUF(grad_out), BUF(in), BUF(target), BUF(weight), BUF(grad_in),
                                     smp_params P, long total) {
   long n = get_global_id(0);
   if (n >= total) return;
@@ -520,7 +520,7 @@ __kernel void multi_margin_backward(BUF(grad_out), BUF(in), BUF(target), BUF(wei
   STORE(PTR(grad_in), n * C + y, gy);
 }
 
-__kernel void multilabel_margin(BUF(in), BUF(target), BUF(is_target), BUF(out), smp_params P,
+KERNEL(multilabel_margin)(BUF(in), BUF(target), BUF(is_target), BUF(out), smp_params P,
                                 long total) {
   long n = get_global_id(0);
   if (n >= total) return;
@@ -546,7 +546,7 @@ __kernel void multilabel_margin(BUF(in), BUF(target), BUF(is_target), BUF(out), 
   STORE(PTR(out), n, acc / (CT)C);
 }
 
-__kernel void multilabel_margin_backward(BUF(grad_out), BUF(in), BUF(target), BUF(is_target),
+KERNEL(multilabel_margin_backward)(BUF(grad_out), BUF(in), BUF(target), BUF(is_target),
                                          BUF(grad_in), smp_params P, long total) {
   long n = get_global_id(0);
   if (n >= total) return;
@@ -591,7 +591,7 @@ inline CT lse3(CT a, CT b, CT c) {
   return m + log(exp(a - m) + exp(b - m) + exp(c - m));
 }
 
-__kernel void ctc_alpha(BUF(log_probs), BUF(targets), BUF(tg_offset), BUF(input_lengths),
+KERNEL(ctc_alpha)(BUF(log_probs), BUF(targets), BUF(tg_offset), BUF(input_lengths),
                         BUF(target_lengths), BUF(log_alpha), BUF(nll), smp_params P, long total) {
   long b = get_group_id(0), lid = get_local_id(0), lsz = get_local_size(0);
   if (b >= total) return;
@@ -688,7 +688,7 @@ inline long pdist_index(long i, long j, long n) {
   return pair_start(i, n) + j - i - 1;
 }
 
-__kernel void pdist(BUF(x), BUF(out), smp_params P, long total) {
+KERNEL(pdist)(BUF(x), BUF(out), smp_params P, long total) {
   long k = get_global_id(0);
   if (k >= total) return;
   long i, j;
@@ -697,7 +697,7 @@ __kernel void pdist(BUF(x), BUF(out), smp_params P, long total) {
 }
 
 /* One work item per element of x: the sum over the other rows (a gather). */
-__kernel void pdist_backward(BUF(grad), BUF(x), BUF(dist), BUF(out), smp_params P, long total) {
+KERNEL(pdist_backward)(BUF(grad), BUF(x), BUF(dist), BUF(out), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long n = P.i[0], m = P.i[1], i = idx / m, k = idx % m;
@@ -711,14 +711,14 @@ __kernel void pdist_backward(BUF(grad), BUF(x), BUF(dist), BUF(out), smp_params 
   STORE(PTR(out), idx, acc);
 }
 
-__kernel void cdist(BUF(x1), BUF(x2), BUF(out), smp_params P, long total) {
+KERNEL(cdist)(BUF(x1), BUF(x2), BUF(out), smp_params P, long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
   long R = P.i[2], Pn = P.i[1], j = idx % R, i = (idx / R) % Pn, b = idx / (R * Pn);
   STORE(PTR(out), idx, row_dist(PTR(x1), b * Pn + i, PTR(x2), b * R + j, P.i[3], PF(0)));
 }
 
-__kernel void cdist_backward(BUF(grad), BUF(x1), BUF(x2), BUF(dist), BUF(out), smp_params P,
+KERNEL(cdist_backward)(BUF(grad), BUF(x1), BUF(x2), BUF(dist), BUF(out), smp_params P,
                              long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;
@@ -744,7 +744,7 @@ inline long frac_start(CT u, long in, long out, long k, long i) {
   return (long)(((CT)i + u) * alpha) - (long)(u * alpha);
 }
 
-__kernel void fractional_max_pool(BUF(in), BUF(samples), BUF(out), BUF(indices), smp_params P,
+KERNEL(fractional_max_pool)(BUF(in), BUF(samples), BUF(out), BUF(indices), smp_params P,
                                   long total) {
   long idx = get_global_id(0);
   if (idx >= total) return;

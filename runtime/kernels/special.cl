@@ -674,9 +674,9 @@ inline CT spherical_j0_of(CT a) {
   return sin(a) / a;
 }
 
-UNARY(erfc, STORE, erfc(a))
+VUNARY(erfc, erfc(a))
 UNARY(erfinv, STORE, erfinv_of(a))
-UNARY(lgamma, STORE, lgamma(a))
+VUNARY(lgamma, lgamma(a))
 UNARY(digamma, STORE, digamma_of(a))
 /* polygamma: alpha carries n. */
 UNARY(polygamma, STORE, polygamma_of((int)alpha, a))
@@ -685,7 +685,7 @@ UNARY(entr, STORE, entr_of(a))
 UNARY(ndtri, STORE, ndtri_of(a))
 UNARY(log_ndtr, STORE, log_ndtr_of(a))
 UNARY(erfcx, STORE, erfcx_of(a))
-BINARY(xlog1py, STORE, isnan(b) ? b : (a == 0 ? (CT)0 : a * log1p(b)))
+VBINARY(xlog1py, isnan(b) ? b : (a == 0 ? (CT)0 : a * log1p(b)))
 BINARY(zeta, STORE, zeta_of(a, b))
 BINARY(igamma, STORE, igamma_of(a, b, 0))
 BINARY(igammac, STORE, igamma_of(a, b, 1))

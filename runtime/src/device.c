@@ -2,10 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
-
-struct axon_program_cache *axon_program_cache_create(void);
 
 static axon_device devices[AXON_MAX_DEVICES];
 static int device_total;
@@ -85,9 +84,23 @@ static void take(candidate *c) {
   d->id = c->id;
 }
 
+/* PoCL keeps the machine code of each kernel in its own disk cache; unless the user placed it,
+ * it goes inside Axon's cache folder, so that one folder holds every compiled kernel (the
+ * warm-up reports its size; removing it makes a cold start). Read by PoCL when the ICD loader
+ * first loads it, below. */
+static void place_driver_cache(void) {
+  const char *axon_dir = axon_program_cache_dir();
+  if (!axon_dir || getenv("POCL_CACHE_DIR")) return;
+  char dir[1100];
+  snprintf(dir, sizeof dir, "%s/pocl", axon_dir);
+  mkdir(dir, 0755);
+  setenv("POCL_CACHE_DIR", dir, 0);
+}
+
 static void discover(void) {
   cl_platform_id platforms[16];
   cl_uint nplat = 0;
+  place_driver_cache();
   if (clGetPlatformIDs(16, platforms, &nplat) != CL_SUCCESS || nplat == 0) {
     discovery_status = AXON_ERROR_NO_DEVICE;
     snprintf(discovery_message, sizeof discovery_message,
@@ -156,11 +169,17 @@ static void discover(void) {
   for (int i = 0; i < device_total; i++) {
     axon_device *d = &devices[i];
     fill_info(d);
-    d->programs = axon_program_cache_create();
-    axon_status_t st = axon_stream_create(i, &d->default_stream);
-    if (st != AXON_SUCCESS) {
-      discovery_status = st;
-      snprintf(discovery_message, sizeof discovery_message, "%s", axon_last_error());
+    cl_int err = CL_OUT_OF_HOST_MEMORY;
+    d->default_stream = calloc(1, sizeof *d->default_stream);
+    if (d->default_stream) { /* ids 1 .. AXON_MAX_DEVICES; stream.c numbers the others */
+      d->default_stream->device = d;
+      d->default_stream->id = (uint64_t)i + 1;
+      err = axon_device_queue(d, &d->default_stream->queue);
+    }
+    if (err != CL_SUCCESS) {
+      discovery_status = err;
+      snprintf(discovery_message, sizeof discovery_message,
+               "creating the default stream failed: %s", axon_status_name(err));
       device_total = 0;
       return;
     }
@@ -173,7 +192,13 @@ static axon_status_t ensure_discovered(void) {
   return AXON_SUCCESS;
 }
 
-/* Called by axon_stream_create during discovery too, so it must not re-enter pthread_once. */
+cl_int axon_device_queue(axon_device *d, cl_command_queue *queue) {
+  cl_int err;
+  /* Profiling is always on: event timing and the profiler read it. */
+  *queue = clCreateCommandQueue(d->context, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
+  return *queue ? CL_SUCCESS : err;
+}
+
 axon_status_t axon_device_get(int index, axon_device **device) {
   if (index >= 0 && index < device_total && devices[index].context) {
     *device = &devices[index];

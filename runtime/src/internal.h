@@ -54,6 +54,8 @@ struct axon_event {
 
 /* Initialises discovery once; returns the device or fails for a bad index. */
 axon_status_t axon_device_get(int index, axon_device **device);
+/* A new in-order command queue on the device, with profiling on. */
+cl_int axon_device_queue(axon_device *d, cl_command_queue *queue);
 axon_status_t axon_stream_resolve(axon_stream_t stream, int device, axon_stream_t *out);
 
 /* Memory internals used by copies and launches. */
@@ -61,10 +63,6 @@ axon_status_t axon_resolve_mem(const void *ptr, cl_mem *mem, size_t *offset);
 /* Creation sequence of the cl_mem behind ptr (native kernels must list buffers in it). */
 uint64_t axon_mem_sequence(const void *ptr);
 void axon_memory_pool_destroy(struct axon_memory_pool *pool);
-
-/* Program internals. */
-cl_kernel axon_program_kernel(axon_program_t program, const char *name, axon_status_t *status);
-pthread_mutex_t *axon_launch_lock(void);
 
 /* Embedded kernel sources (generated at build time from the .cl files in kernels/). */
 typedef struct axon_embedded_source {

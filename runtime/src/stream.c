@@ -6,15 +6,16 @@
 
 #include "internal.h"
 
-static atomic_uint_fast64_t next_stream_id = 1;
+/* After the default streams' ids (device.c). */
+static atomic_uint_fast64_t next_stream_id = AXON_MAX_DEVICES + 1;
 
 axon_status_t axon_stream_create(int device, axon_stream_t *stream) {
   axon_device *d;
   AXON_TRY(axon_device_get(device, &d));
-  cl_int err;
-  /* Profiling is always on: event timing and the profiler read it. */
-  cl_command_queue q = clCreateCommandQueue(d->context, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
-  if (!q) return axon_fail(err, "clCreateCommandQueue failed: %s", axon_status_name(err));
+  cl_command_queue q;
+  cl_int err = axon_device_queue(d, &q);
+  if (err != CL_SUCCESS)
+    return axon_fail(err, "clCreateCommandQueue failed: %s", axon_status_name(err));
   struct axon_stream *s = calloc(1, sizeof *s);
   if (!s) {
     clReleaseCommandQueue(q);

@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-from . import ceilings, models, ops, report
+from . import ceilings, cold_start, models, ops, pointwise, report
 from .timing import compare
 
 
@@ -66,6 +66,42 @@ def run_ops(args) -> list[dict]:
     return rows
 
 
+def run_pointwise(args) -> list[dict]:
+    """Every pointwise op (pointwise.py); fewer, shorter samples than the operator rows: there
+    are some 250 cases."""
+    rows = []
+    for case in pointwise.cases(args.quick):
+        if args.only and args.only not in case.label:
+            continue
+        work = case.n  # elements per call: the rate is elements per second
+        timings = compare(_on_both(args, case.make), args.pointwise_repeats, args.sample_s / 4)
+        entry = {"name": case.label, "op": case.op.name, "dtype": str(case.dtype).removeprefix("torch."),
+                 "n": case.n, "layout": case.layout, "target": pointwise.target(case),
+                 **_entry(timings, work)}  # fmt: skip
+        entry["ratio"] = timings["cpu"].median / timings["axon"].median
+        rows.append(entry)
+        print(f"  {case.label:40s} cpu {entry['cpu']['median_s'] / case.n * 1e9:7.3f} ns/el  "
+              f"axon {entry['axon']['median_s'] / case.n * 1e9:7.3f} ns/el  ratio {entry['ratio']:.2f}x",
+              flush=True)  # fmt: skip
+    return rows
+
+
+def run_cold_start(args) -> dict:
+    out = cold_start.measure(args.quick)
+    for row in out["rows"]:
+        ax = row["axon"]
+        if "skipped" in ax:
+            print(f"  {row['name']:12s} skipped: {ax['skipped']}", flush=True)
+            continue
+        cpu = row["cpu"]["first_step_s"]
+        print(f"  {row['name']:12s} first step: axon {ax['first_step_s']:6.2f} s, cpu {cpu:6.2f} s;"
+              f" second: axon {ax['second_step_s']:.3f} s; cache {ax['cache_bytes'] / 2**20:.1f} MiB",
+              flush=True)  # fmt: skip
+    if out["demo"]:
+        print(f"  make demo: axon {out['demo']['axon_s']:.2f} s, cpu {out['demo']['cpu_s']:.2f} s", flush=True)
+    return out
+
+
 def _on_both(args, make) -> dict:
     """label -> (callable, device): the baseline is labelled "cpu" in the results even when
     --baseline moves it to another device (results["baseline"] names that device)."""
@@ -102,7 +138,7 @@ def run_models(args) -> list[dict]:
 
 
 def targets(results: dict) -> list[dict]:
-    """The targets of issue 5 on the default device, judged on this run's own figures."""
+    """The targets of issues 5 and 11 on the default device, judged on this run's own figures."""
     out = []
     ops_by_name = {w["name"]: w for w in results["ops"]}
     c = results["ceilings"]
@@ -132,6 +168,33 @@ def targets(results: dict) -> list[dict]:
             f"(queued kernel launch alone: {c['launch']['queued launch (us)']:.2f} us)",
             "met": times <= 2.0,
         })  # fmt: skip
+    for row in results.get("cold_start", {}).get("rows", []):
+        limit = cold_start.TARGETS.get(row["name"])
+        if limit and "first_step_s" in row["axon"]:
+            out.append({
+                "target": f"cold start: {row['title']} < {limit:.0f} s",
+                "measured": f"{row['axon']['first_step_s']:.2f} s (CPU {row['cpu']['first_step_s']:.2f} s)",
+                "met": row["axon"]["first_step_s"] < limit,
+            })  # fmt: skip
+    d = results.get("cold_start", {}).get("demo")
+    if d:
+        out.append({
+            "target": f"cold start: make demo's Axon time < {cold_start.DEMO_TARGET:.0f} s",
+            "measured": f"{d['axon_s']:.2f} s (CPU {d['cpu_s']:.2f} s)",
+            "met": d["axon_s"] < cold_start.DEMO_TARGET,
+        })  # fmt: skip
+    pw = results.get("pointwise", [])
+    for layout in ("contiguous", "strided", "broadcast"):
+        for dtype in ("float32", "bfloat16"):
+            rows = [w for w in pw if w["layout"] == layout and w["dtype"] == dtype]
+            if rows:
+                met = [w for w in rows if w["ratio"] >= w["target"]]
+                worst = min(rows, key=lambda w: w["ratio"])
+                out.append({
+                    "target": f"pointwise {dtype} {layout}: every op >= {rows[0]['target']}x CPU",
+                    "measured": f"{len(met)} of {len(rows)} cases; slowest {worst['name']} {worst['ratio']:.2f}x",
+                    "met": len(met) == len(rows),
+                })  # fmt: skip
     for w in results["models"]:
         if "ratio" in w:
             out.append({
@@ -148,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", help="run only workloads whose name contains this")
     p.add_argument("--skip-models", action="store_true")
     p.add_argument("--skip-ops", action="store_true")
+    p.add_argument("--skip-pointwise", action="store_true")
+    p.add_argument("--skip-cold-start", action="store_true")
+    p.add_argument("--pointwise-repeats", type=int, default=3, help="samples per backend per pointwise case")
     p.add_argument("--repeats", type=int, default=7, help="samples per backend per operator workload")
     p.add_argument("--model-repeats", type=int, default=3, help="samples per backend per model workload")
     p.add_argument("--sample-s", type=float, default=0.2, help="target length of one sample, seconds")
@@ -160,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     args.json = args.json or os.path.join(out_dir, "benchmarks.json")
     args.markdown = args.markdown or os.path.join(out_dir, "benchmarks.md")
     if args.quick:
-        args.repeats, args.model_repeats, args.sample_s = 3, 2, 0.01
+        args.repeats, args.model_repeats, args.sample_s, args.pointwise_repeats = 3, 2, 0.01, 2
 
     info = torch.axon.get_device_properties(0)
     results = {
@@ -180,8 +246,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {key}: {value}", flush=True)
     print("operators:", flush=True)
     results["ops"] = [] if args.skip_ops else run_ops(args)
+    print("pointwise:", flush=True)
+    results["pointwise"] = [] if args.skip_pointwise else run_pointwise(args)
     print("models:", flush=True)
     results["models"] = [] if args.skip_models else run_models(args)
+    print("cold start (fresh processes, empty kernel caches):", flush=True)
+    results["cold_start"] = {"rows": [], "demo": None} if args.skip_cold_start else run_cold_start(args)
     results["fallback_ops"] = torch.axon.fallback_ops()
     results["targets"] = targets(results)
     print("targets:")

@@ -103,6 +103,28 @@ def _build_mlp(device: str, quick: bool) -> Callable[[], object]:
     return _train_step(model, inputs, targets)
 
 
+# ---- 1b. A small MLP with a pointwise loss (issue 11): pow(x, 2) in the loss's backward too --------
+
+MLP_SQUARE = {False: {"batch": 128, "widths": (512, 1024, 512)}, True: {"batch": 8, "widths": (32, 64, 32)}}
+
+
+def _build_mlp_square(device: str, quick: bool) -> Callable[[], object]:
+    s = MLP_SQUARE[quick]
+    model = _on(device, lambda: _mlp(s["widths"]))
+    model.train()
+    inputs = _randn((s["batch"], s["widths"][0]), device)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step() -> torch.Tensor:
+        loss = model(inputs).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.detach()
+
+    return step
+
+
 # ---- 2. GPT-style decoder training ---------------------------------------------------------------
 
 GPT = {
@@ -176,7 +198,7 @@ class _BasicBlock(nn.Module):
         return F.relu(y + (x if self.down is None else self.down(x)))
 
 
-def _resnet18(width: int = 64, classes: int = 1000) -> nn.Sequential:
+def resnet18(width: int = 64, classes: int = 1000) -> nn.Sequential:
     """torchvision's resnet18 layout: a 7x7 stem, four stages of two BasicBlocks, pool, fc."""
     layers: list[nn.Module] = [
         nn.Conv2d(3, width, 7, 2, 3, bias=False),
@@ -194,7 +216,7 @@ def _resnet18(width: int = 64, classes: int = 1000) -> nn.Sequential:
 
 def _build_resnet18(device: str, quick: bool) -> Callable[[], object]:
     s = RESNET[quick]
-    model = _on(device, lambda: _resnet18(s["width"]))
+    model = _on(device, lambda: resnet18(s["width"]))
     images = _randn((s["batch"], 3, s["image"], s["image"]), device)
     return _infer_step(model, lambda m: m(images))
 
@@ -278,6 +300,13 @@ WORKLOADS: list[ModelWorkload] = [
         _build_mlp,
     ),
     ModelWorkload(
+        "mlp_square_train",
+        "MLP training step (AdamW), batch 128, 512-1024-512, model(x).square().mean() loss",
+        "samples/s",
+        lambda quick: MLP_SQUARE[quick]["batch"],
+        _build_mlp_square,
+    ),
+    ModelWorkload(
         "gpt_train",
         "GPT decoder training step (AdamW), 20M params, d 384, 6 layers, 6 heads, vocab 24576, batch 4 x seq 256",
         "tokens/s",
@@ -341,8 +370,9 @@ def slowest_ops(step: Callable[[], object], device: str, top: int = 3) -> list[d
 if __name__ == "__main__":  # parameter counts of the full-size models
     factories = {
         "mlp_train": lambda: _mlp(MLP[False]["widths"]),
+        "mlp_square_train": lambda: _mlp(MLP_SQUARE[False]["widths"]),
         "gpt_train": lambda: _GPT(**GPT[False]),
-        "resnet18_infer": _resnet18,
+        "resnet18_infer": resnet18,
         "bert_infer": lambda: _bert(False),
         "llama_decode": lambda: _llama(False),
     }

@@ -84,6 +84,8 @@ def markdown(results: dict, chart_dir: str | None) -> str:
             f"| {w['title']} | {w['cpu']['rate']:.2f} {_pct(w['cpu']['spread'])} "
             f"| {w['axon']['rate']:.2f} {_pct(w['axon']['spread'])} | {w['unit']} | {_ratio(w['ratio'])} | {slow} |"
         )
+    lines += _cold_start(results.get("cold_start") or {})
+    lines += _pointwise(results.get("pointwise") or [], base, chart_dir)
     fallbacks = results.get("fallback_ops") or {}
     lines += [
         "",
@@ -93,6 +95,58 @@ def markdown(results: dict, chart_dir: str | None) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _cold_start(cold: dict) -> list[str]:
+    rows = cold.get("rows") or []
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Cold start",
+        "",
+        "Each workload in a fresh process with empty kernel caches (Axon's and PoCL's): seconds to the"
+        " end of its first step (the model is built on the CPU and moved first), the second step, the"
+        " same first step on PyTorch's CPU in a fresh process, and the caches' size on disk afterwards.",
+        "",
+        "| workload | Axon first step | Axon second step | CPU first step | import torch | cache on disk |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for r in rows:
+        ax = r["axon"]
+        if "skipped" in ax:
+            lines.append(f"| {r['title']} | skipped: {ax['skipped']} | | | | |")
+            continue
+        lines.append(
+            f"| {r['title']} | **{ax['first_step_s']:.2f} s** | {ax['second_step_s']:.3f} s "
+            f"| {r['cpu']['first_step_s']:.2f} s | {ax['import_s']:.2f} s | {ax['cache_bytes'] / 2**20:.1f} MiB |"
+        )
+    d = cold.get("demo")
+    if d:
+        lines += ["", f"`make demo` (200 steps) on empty caches: Axon {d['axon_s']:.2f} s, CPU {d['cpu_s']:.2f} s."]
+    return lines
+
+
+def _pointwise(rows: list[dict], base: str, chart_dir: str | None) -> list[str]:
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## Every pointwise op",
+        "",
+        "Each case: one op on uniform inputs in its domain, contiguous unless said (strided: a transposed"
+        " view; broadcast: a row broadcast over a square), nanoseconds per element, slowest first."
+        " Targets: 0.8x for float32 contiguous, 0.5x for bfloat16 and for strided or broadcast inputs.",
+        "",
+    ]
+    if chart_dir:
+        lines += ["![pointwise ratios, slowest first](benchmarks/pointwise.png)", ""]
+    lines += [f"| case | {base} ns/el | Axon ns/el | ratio | target |", "| --- | --- | --- | --- | --- |"]
+    for w in sorted(rows, key=lambda w: w["ratio"]):
+        cpu, ax = w["cpu"]["median_s"] / w["n"] * 1e9, w["axon"]["median_s"] / w["n"] * 1e9
+        ratio = f"**{w['ratio']:.2f}x**" if w["ratio"] < w["target"] else f"{w['ratio']:.2f}x"
+        lines.append(f"| {w['name']} | {cpu:.3f} | {ax:.3f} | {ratio} | {w['target']}x |")
+    return lines
 
 
 def charts(results: dict, chart_dir: str) -> bool:
@@ -105,9 +159,11 @@ def charts(results: dict, chart_dir: str) -> bool:
         return False
     os.makedirs(chart_dir, exist_ok=True)
     title = f"Axon on {results['device']['name']} vs PyTorch {_baseline(results)} ({results['machine']['cores']} cores)"
+    slowest = sorted(results.get("pointwise") or [], key=lambda w: w["ratio"])[:60]
     for name, rows, target in (
         ("ops", [w for w in results["ops"] if w["ratio"]], None),
         ("models", [w for w in results["models"] if w.get("ratio")], 0.8),
+        ("pointwise", slowest, 0.8),
     ):
         if not rows:
             continue
@@ -146,5 +202,6 @@ def write(results: dict, json_path: str, md_path: str | None) -> list[str]:
             f.write(markdown(results, chart_dir if drew else None))
         written.append(md_path)
         if drew:
-            written += [os.path.join(chart_dir, f"{n}.png") for n in ("ops", "models")]
+            charts_written = [os.path.join(chart_dir, f"{n}.png") for n in ("ops", "models", "pointwise")]
+            written += [c for c in charts_written if os.path.exists(c)]
     return written

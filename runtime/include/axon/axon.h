@@ -180,16 +180,20 @@ AXON_API axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes,
 /* ---- programs -------------------------------------------------------------------------- */
 
 /*
- * Programs are built lazily and cached in memory (per device) and on disk under
- * $AXON_CACHE_DIR (default $XDG_CACHE_HOME/axon or ~/.cache/axon; AXON_CACHE_DIR=off
- * disables it). AXON_KERNEL_DIR loads the kernel families' .cl files from a folder instead
- * of the copies embedded at build time.
+ * Programs are built lazily, a kernel at a time (AXON_PROGRAMS=family: a family at a time),
+ * and cached in memory (per device) and on disk under $AXON_CACHE_DIR (default
+ * $XDG_CACHE_HOME/axon or ~/.cache/axon; AXON_CACHE_DIR=off disables it). AXON_KERNEL_DIR
+ * loads the kernel families' .cl files from a folder instead of the copies embedded at build
+ * time.
  */
 typedef struct axon_program *axon_program_t;
 
-/* A family is an embedded .cl file by name ("elementwise"); options are build options. */
+/* A family is an embedded .cl file by name ("elementwise"); options are build options. Nothing
+ * is compiled yet: each kernel is built at its first launch. */
 AXON_API axon_status_t axon_program_get(int device, const char *family, const char *options,
                                         axon_program_t *program);
+/* Builds every kernel of a family program now (a compile check; kernels then come from it). */
+AXON_API axon_status_t axon_program_build_all(axon_program_t program);
 /* Builds user source (custom kernels); on failure the message holds the build log. */
 AXON_API axon_status_t axon_program_from_source(int device, const char *source, const char *options,
                                                 axon_program_t *program);

@@ -35,6 +35,16 @@ static int contiguous(const ew_geom *g, int ninputs) {
   return 1;
 }
 
+/* Vectors of eight elements per work-item in the vector form (EW_VECTORS in ew_common.cl), in
+ * groups of EW_VECTOR_GROUP whatever the size: one local size, so PoCL compiles each kernel
+ * once (per grid class), and the fastest one measured. */
+#define EW_VECTORS 16
+#define EW_VECTOR_GROUP 16
+
+static int is_float(axon_dtype dtype) {
+  return dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
+}
+
 static axon_status_t run(axon_stream_t stream, const char *family, const char *kernel,
                          axon_dtype dtype, const axon_ew_desc *d, double alpha, double beta) {
   ew_geom g;
@@ -44,7 +54,7 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   axon_program_t program;
   int line = contiguous(&g, d->ninputs);
   AXON_TRY(family_program_variant(stream, family, dtype, line ? "-DEW_CONTIG" : NULL, &program));
-  int integral = dtype != AXON_F32 && dtype != AXON_F64 && dtype != AXON_F16 && dtype != AXON_BF16;
+  int integral = !is_float(dtype);
   compute_scalar s[3], a = make_scalar(dtype, alpha, 0, 0), b = make_scalar(dtype, beta, 0, 0);
   axon_arg args[4 + 1 + 5];
   for (int k = 0; k < 4; k++) {
@@ -60,6 +70,16 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   }
   args[8] = bytes_arg(&a.v, a.size);
   args[9] = bytes_arg(&b.v, b.size);
+  if (line && rows_per_item(stream) && is_float(dtype) && g.numel >= 8) {
+    /* Contiguous float on a CPU: the vector form (EW_VEC in ew_common.cl), where the op has
+     * one, eight elements per work-item. */
+    char vector[64];
+    snprintf(vector, sizeof vector, "ewv_%s", kernel + strlen("ew_"));
+    size_t per_item = 8 * EW_VECTORS, local = EW_VECTOR_GROUP;
+    size_t global = axon_round_up(((size_t)g.numel + per_item - 1) / per_item, local);
+    axon_status_t st = axon_launch(program, vector, stream, 1, &global, &local, args, 10);
+    if (st != CL_INVALID_KERNEL_NAME) return st;
+  }
   int64_t runs = g.ndim > 1 ? g.numel / g.sizes[0] : 0;
   /* Runs of at least 8, and enough of them to share among the cores. */
   if (!line && rows_per_item(stream) && g.sizes[0] >= 8 && runs >= 16) {

@@ -11,7 +11,7 @@
 
 namespace axon {
 
-// ops_basic.cpp: the counted CPU fallback, for ops declined at run time.
+// ops/copy.cpp: the counted CPU fallback, for ops declined at run time.
 void counted_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 namespace {

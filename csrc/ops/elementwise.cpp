@@ -268,8 +268,31 @@ Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
   return binary(has_lo ? "clamp_min" : "clamp_max", self, bound, out);
 }
 
+// The exponents PyTorch's CPU kernel takes apart (x * x for 2, 1 / sqrt(x) for -0.5 ...):
+// the same arithmetic gives the same results, and x.square() / RMSNorm's pow(x, 2) cost a
+// multiply instead of a pow. 0 and 1 are a fill and a copy there too.
+const char* pow_fast_path(double e, bool floating) {
+  if (e == 2.0) return "pow_square";
+  if (e == 3.0) return "pow_cube";
+  if (!floating) return nullptr;
+  if (e == 0.5) return "pow_sqrt";
+  if (e == -0.5) return "pow_rsqrt";
+  if (e == -1.0) return "pow_reciprocal";
+  if (e == -2.0) return "pow_inv_square";
+  return nullptr;
+}
+
 Tensor& pow_tensor_scalar_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
   at::ScalarType t = compute_type({self}, {exponent}, Promote::Same);
+  if (!exponent.isComplex() && t != at::kBool) {
+    double e = exponent.toDouble();
+    if (e == 0.0 || e == 1.0) {
+      at::native::resize_output(out, self.sizes());
+      return e == 0.0 ? out.fill_(1) : out.copy_(self);
+    }
+    if (const char* op = pow_fast_path(e, at::isFloatingType(t)))
+      return run_elementwise(op, out, {self}, t, Output::Compute, 0, 0);
+  }
   return run_elementwise("pow", out, {self}, t, Output::Compute, 0, 0, {exponent});
 }
 

@@ -382,7 +382,7 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
 
 }  // namespace
 
-// The counted fallback for glue that declines an op at run time (ops_linalg.cpp on devices
+// The counted fallback for glue that declines an op at run time (ops/linalg.cpp on devices
 // that run no host tasks); declared where it is used, to keep axon_glue.h unchanged.
 void counted_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   cpu_fallback(op, stack);

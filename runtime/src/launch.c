@@ -1,0 +1,88 @@
+/*
+ * Kernel launches: arguments, then the enqueue, under the launch lock (program_cache.c's:
+ * kernel objects are shared by every thread, and OpenCL's argument state lives in them).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "profiler_internal.h"
+#include "program_internal.h"
+
+/* The value a kernel argument was last set to. PoCL allocates and copies on every
+ * clSetKernelArg, so launches skip the ones whose value has not changed (on a hot loop of
+ * small ops, most of them: geometry, scalars, often the buffers too). */
+typedef struct arg_value {
+  size_t size;
+  unsigned char *bytes;
+} arg_value;
+
+#define MAX_CACHED_ARGS 32
+
+struct launch_args {
+  arg_value values[MAX_CACHED_ARGS];
+};
+
+/* clSetKernelArg unless the argument already holds this value. */
+static cl_int set_arg(kernel_entry *e, cl_uint index, size_t size, const void *value) {
+  if (!e->args) e->args = calloc(1, sizeof *e->args); /* without it, every argument is set */
+  arg_value *cached = e->args && index < MAX_CACHED_ARGS && value ? &e->args->values[index] : NULL;
+  if (cached && cached->size == size && !memcmp(cached->bytes, value, size)) return CL_SUCCESS;
+  cl_int err = clSetKernelArg(e->kernel, index, size, value);
+  if (!cached || err != CL_SUCCESS) return err;
+  if (cached->size != size) {
+    unsigned char *bytes = realloc(cached->bytes, size);
+    if (!bytes) {
+      cached->size = 0; /* forget the value: the next launch sets it again */
+      return CL_SUCCESS;
+    }
+    cached->bytes = bytes;
+    cached->size = size;
+  }
+  memcpy(cached->bytes, value, size);
+  return CL_SUCCESS;
+}
+
+static axon_status_t set_args(kernel_entry *e, const char *name, const axon_arg *args, int nargs) {
+  cl_uint index = 0;
+  for (int i = 0; i < nargs; i++) {
+    cl_int err;
+    if (args[i].kind == AXON_ARG_BUFFER) {
+      cl_mem mem;
+      size_t off = 0;
+      AXON_TRY(axon_resolve_mem(args[i].ptr, &mem, &off));
+      cl_ulong off64 = off;
+      err = set_arg(e, index++, sizeof mem, &mem);
+      if (err == CL_SUCCESS) err = set_arg(e, index++, sizeof off64, &off64);
+    } else {
+      err = set_arg(e, index++, args[i].size, args[i].ptr);
+    }
+    if (err != CL_SUCCESS)
+      return axon_fail(err, "kernel \"%s\": argument %d: %s", name, i, axon_status_name(err));
+  }
+  return AXON_SUCCESS;
+}
+
+axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_t stream, int dims,
+                          const size_t *global, const size_t *local, const axon_arg *args,
+                          int nargs) {
+  if (!program || !name || dims < 1 || dims > 3)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_launch: bad arguments");
+  AXON_TRY(axon_stream_resolve(stream, axon_program_device(program)->index, &stream));
+  for (int i = 0; i < dims; i++)
+    if (global[i] == 0) return AXON_SUCCESS; /* nothing to do */
+  pthread_mutex_lock(axon_launch_lock());
+  kernel_entry *e = NULL;
+  axon_status_t st = axon_program_kernel_entry(program, name, &e);
+  if (st == AXON_SUCCESS) st = set_args(e, name, args, nargs);
+  if (st == AXON_SUCCESS) {
+    cl_event event;
+    cl_int err = clEnqueueNDRangeKernel(stream->queue, e->kernel, (cl_uint)dims, NULL, global,
+                                        local, 0, NULL, axon_profile_event(&event));
+    if (err != CL_SUCCESS)
+      st = axon_fail(err, "launching kernel \"%s\" failed: %s", name, axon_status_name(err));
+    else
+      axon_profile_commit(event, AXON_PROFILE_KERNEL, name, stream, 0);
+  }
+  pthread_mutex_unlock(axon_launch_lock());
+  return st;
+}

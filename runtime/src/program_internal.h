@@ -1,0 +1,30 @@
+/* Between the program cache (program_cache.c: builds and caches) and the launcher (launch.c:
+ * arguments and enqueueing). */
+#ifndef AXON_PROGRAM_INTERNAL_H
+#define AXON_PROGRAM_INTERNAL_H
+
+#include "internal.h"
+
+struct launch_args; /* launch.c's record of a kernel's last argument values */
+
+/* A kernel of a program by name. kernel is NULL for a name known to be absent, so that
+ * launchers probing for optional forms ask the driver once. */
+typedef struct kernel_entry {
+  uint64_t hash; /* of the name: compared before the name itself */
+  char name[64];
+  cl_kernel kernel;
+  cl_program own; /* the one-kernel program it came from, or NULL (the program's whole one) */
+  struct launch_args *args;
+} kernel_entry;
+
+/* The kernel `name` of program, built on first use. Called with the launch lock held, which
+ * guards every kernel list; a build releases it meanwhile, so other launches go on. The entry
+ * stays valid while the lock is held. */
+axon_status_t axon_program_kernel_entry(axon_program_t program, const char *name,
+                                        kernel_entry **entry);
+/* The device a program was made for. */
+axon_device *axon_program_device(axon_program_t program);
+/* Held around a kernel's lookup, argument setting and enqueue. */
+pthread_mutex_t *axon_launch_lock(void);
+
+#endif
