@@ -8,16 +8,11 @@
 
 /* ---- every type ---------------------------------------------------------------------------- */
 
-KERNEL(ew_fill)(EW_SIG) {
-  EW_BEGIN(0)
-  STORE(PTR(o), off[0], s1);
-}
+/* Both forms (a strided fill is common: zeros_like of a view, a gradient's buffer). */
+EW_KERNEL(fill, 0, { STORE(PTR(o), off[0], s1); })
 
 /* Element i of the output is alpha + beta * i (arange). */
-KERNEL(ew_arange)(EW_SIG) {
-  EW_BEGIN(0)
-  STORE(PTR(o), off[0], alpha + beta * (CT)i);
-}
+EW_KERNEL(arange, 0, { STORE(PTR(o), off[0], alpha + beta * (CT)i); })
 
 /* pow(x, 2) and pow(x, 3) as PyTorch's CPU computes them (csrc/ops/elementwise.cpp). */
 VUNARY(pow_square, a * a)

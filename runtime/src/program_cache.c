@@ -41,6 +41,7 @@ struct axon_program {
   char *options; /* as built: the request's plus the device's (EXACT_DIV_SQRT) */
   char what[96]; /* for build errors: kernel family "reduce" */
   int per_kernel;
+  int sparse_checked;   /* axon_program_build_sparsely was called */
   int store_binaries;   /* in Axon's disk cache (not where the driver keeps its own) */
   uint64_t user_key[2]; /* user source: the key it was built under */
   cl_program whole;     /* every kernel of the source, once built; guarded by build_lock */
@@ -506,6 +507,17 @@ axon_status_t axon_program_get(int device, const char *family, const char *optio
   }
   *program = family_remember(d, hash, family, options, p);
   return AXON_SUCCESS;
+}
+
+void axon_program_build_sparsely(axon_program_t program) {
+  if (program->sparse_checked) return;
+  pthread_mutex_lock(&build_lock);
+  if (!program->sparse_checked) {
+    program->sparse_checked = 1;
+    /* Unless the user chose, and before anything of it is built. */
+    if (program->source && !getenv("AXON_PROGRAMS") && !program->whole) program->per_kernel = 1;
+  }
+  pthread_mutex_unlock(&build_lock);
 }
 
 axon_status_t axon_program_build_all(axon_program_t program) {

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../program_internal.h"
 #include "launch_common.h"
 
 static axon_status_t make_geom(const axon_ew_desc *d, ew_geom *g) {
@@ -54,6 +55,7 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   axon_program_t program;
   int line = contiguous(&g, d->ninputs);
   AXON_TRY(family_program_variant(stream, family, dtype, line ? "-DEW_CONTIG" : NULL, &program));
+  if (!line) axon_program_build_sparsely(program);
   int integral = !is_float(dtype);
   compute_scalar s[3], a = make_scalar(dtype, alpha, 0, 0), b = make_scalar(dtype, beta, 0, 0);
   axon_arg args[4 + 1 + 5];
