@@ -24,6 +24,19 @@ from torch import nn
 Step = Callable[[], object]
 
 
+def _training_step(opt: torch.optim.Optimizer, loss: Callable[[], torch.Tensor]) -> Step:
+    """zero_grad, forward (loss()), backward, update; the loss stays on the device."""
+
+    def step():
+        opt.zero_grad()
+        value = loss()
+        value.backward()
+        opt.step()
+        return value.detach()
+
+    return step
+
+
 def _ones(device: str) -> Step:
     return lambda: torch.ones(3, device=device)
 
@@ -37,15 +50,7 @@ def _demo_mlp(device: str) -> Step:
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     points, labels = make_data(64, 32, 10)
     x, y = points.to(device), labels.to(device)
-
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step
+    return _training_step(opt, lambda: F.cross_entropy(model(x), y))
 
 
 def _cnn(device: str) -> Step:
@@ -58,15 +63,7 @@ def _cnn(device: str) -> Step:
     g = torch.Generator().manual_seed(1)
     x = torch.randn(4, 3, 64, 64, generator=g).to(device)
     y = torch.randint(0, 10, (4,), generator=g).to(device)
-
-    def step():
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step
+    return _training_step(opt, lambda: F.cross_entropy(model(x), y))
 
 
 def _gpt2(device: str) -> Step:
@@ -80,15 +77,7 @@ def _gpt2(device: str) -> Step:
     model = transformers.GPT2LMHeadModel(config).to(device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.randint(0, 1024, (2, 32), generator=torch.Generator().manual_seed(1)).to(device)
-
-    def step():
-        opt.zero_grad()
-        loss = model(input_ids=ids, labels=ids).loss
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step
+    return _training_step(opt, lambda: model(input_ids=ids, labels=ids).loss)
 
 
 def _small_mlp(device: str) -> Step:
@@ -97,15 +86,7 @@ def _small_mlp(device: str) -> Step:
     model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 512)).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     x = torch.randn(128, 512, generator=torch.Generator().manual_seed(1)).to(device)
-
-    def step():
-        opt.zero_grad()
-        loss = model(x).square().mean()
-        loss.backward()
-        opt.step()
-        return loss.detach()
-
-    return step
+    return _training_step(opt, lambda: model(x).square().mean())
 
 
 WORKLOADS: dict[str, tuple[str, Callable[[str], Step]]] = {

@@ -76,7 +76,7 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
     /* Contiguous float on a CPU: the vector form (EW_VEC in ew_common.cl), where the op has
      * one, eight elements per work-item. */
     char vector[64];
-    snprintf(vector, sizeof vector, "ewv_%s", kernel + strlen("ew_"));
+    join3(vector, sizeof vector, "ewv_", kernel + strlen("ew_"), NULL);
     size_t per_item = 8 * EW_VECTORS, local = EW_VECTOR_GROUP;
     size_t global = axon_round_up(((size_t)g.numel + per_item - 1) / per_item, local);
     axon_status_t st = axon_launch(program, vector, stream, 1, &global, &local, args, 10);
@@ -87,7 +87,7 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   if (!line && rows_per_item(stream) && g.sizes[0] >= 8 && runs >= 16) {
     /* Strided on a CPU: the rows form (EW_ROWS in ew_common.cl), where the kernel has one. */
     char rows[64];
-    snprintf(rows, sizeof rows, "ewr_%s", kernel + strlen("ew_"));
+    join3(rows, sizeof rows, "ewr_", kernel + strlen("ew_"), NULL);
     axon_status_t st = launch_1d(stream, program, rows, runs, args, 10);
     if (st != CL_INVALID_KERNEL_NAME) return st;
   }
@@ -105,7 +105,7 @@ axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype 
   char family[64] = "ew_common+elementwise", kernel[64];
   const char *slash = strchr(op, '/');
   if (slash) snprintf(family, sizeof family, "ew_common+%.*s", (int)(slash - op), op);
-  snprintf(kernel, sizeof kernel, "ew_%s", slash ? slash + 1 : op);
+  join3(kernel, sizeof kernel, "ew_", slash ? slash + 1 : op, NULL);
   axon_status_t st = run(stream, family, kernel, dtype, desc, alpha, beta);
   if (st == CL_INVALID_KERNEL_NAME)
     return axon_fail(AXON_ERROR_UNSUPPORTED, "elementwise op \"%s\" has no %s kernel", op,
