@@ -154,29 +154,44 @@ typedef int CT;
 /* CT is a type name, not a macro, so that a block may redeclare it: the vector kernels
  * (EW_VEC in ew_common.cl) evaluate an op's expression with CT as an 8-wide vector. */
 
-/* Eight consecutive elements as a vector of the compute type (float compute types; double8 is
- * wider than PoCL's AVX2 target): VLOAD(p, v) reads elements 8v .. 8v+7, VSTORE(p, v, x)
- * writes them. */
+/* Eight consecutive elements as a vector of float, by storage type (double8 is wider than
+ * PoCL's AVX2 target, so float64 has none): VLD_x(p, e) reads elements e .. e+7 of p (a
+ * __global uchar*), VST_x(p, e, v) writes them. VLOAD / VSTORE are this program's type's. */
+#define VLD_F32(p, e) vload8(0, (__global const float *)(p) + (e))
+#define VLD_F16(p, e) vload_half8(0, (__global const half *)(p) + (e))
+#define VLD_BF16(p, e) as_float8(convert_uint8(vload8(0, (__global const ushort *)(p) + (e))) << 16)
+#define VST_F32(p, e, v) vstore8((v), 0, (__global float *)(p) + (e))
+#define VST_F16(p, e, v) vstore_half8_rte((v), 0, (__global half *)(p) + (e))
+#define VST_BF16(p, e, v) vstore8(float8_to_bf16(v), 0, (__global ushort *)(p) + (e))
+/* Bools as lane masks (-1 true, 0 false, as vector comparisons give them). */
+#define VLD_BOOL(p, e) (convert_int8(vload8(0, (__global const uchar *)(p) + (e))) != 0)
+#define VST_BOOL(p, e, m) vstore8(convert_uchar8(m) & (uchar8)1, 0, (__global uchar *)(p) + (e))
 #if defined(DT_F32)
 typedef float8 VCT;
-#define VLOAD(p, v) vload8((v), (__global const float *)(p))
-#define VSTORE(p, v, x) vstore8((x), (v), (__global float *)(p))
+#define VLOAD VLD_F32
+#define VSTORE VST_F32
 #elif defined(DT_F16)
 typedef float8 VCT;
-#define VLOAD(p, v) vload_half8((v), (__global const half *)(p))
-#define VSTORE(p, v, x) vstore_half8_rte((x), (v), (__global half *)(p))
+#define VLOAD VLD_F16
+#define VSTORE VST_F16
 #elif defined(DT_BF16)
 typedef float8 VCT;
-#define VLOAD(p, v) as_float8(convert_uint8(vload8((v), (__global const ushort *)(p))) << 16)
-#define VSTORE(p, v, x) vstore8(float8_to_bf16(x), (v), (__global ushort *)(p))
+#define VLOAD VLD_BF16
+#define VSTORE VST_BF16
 #endif
 
-/* float_to_bf16 on eight lanes. */
+/* float_to_bf16 on eight lanes. On a little-endian device the upper half of each rounded
+ * word is the odd ushort of the same bytes, which avoids a lane-by-lane narrowing (PoCL
+ * narrows uint8 to ushort8 one lane at a time). */
 inline ushort8 float8_to_bf16(float8 f) {
   uint8 u = as_uint8(f);
-  uint8 nan = (u >> 16) | 0x40u;
-  uint8 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-  return convert_ushort8(select(rounded, nan, (u & 0x7fffffffu) > 0x7f800000u));
+  uint8 rounded = u + 0x7fffu + ((u >> 16) & 1u);
+  uint8 r = select(rounded, u | 0x400000u, (u & 0x7fffffffu) > 0x7f800000u);
+#ifdef __ENDIAN_LITTLE__
+  return as_ushort16(r).odd;
+#else
+  return convert_ushort8(r >> 16);
+#endif
 }
 #ifdef VLOAD
 #define HAS_VCT 1

@@ -29,12 +29,12 @@ VBINARY(add, MUL_ADD(alpha, b, a))
 VBINARY(sub, MUL_ADD(-alpha, b, a))
 VBINARY(mul, a * b)
 VTERNARY(addcmul, a + alpha * b * c)
-BINARY(eq, ST_BOOL, a == b)
-BINARY(ne, ST_BOOL, a != b)
-BINARY(lt, ST_BOOL, a < b)
-BINARY(le, ST_BOOL, a <= b)
-BINARY(gt, ST_BOOL, a > b)
-BINARY(ge, ST_BOOL, a >= b)
+VPREDICATE(eq, a == b)
+VPREDICATE(ne, a != b)
+VPREDICATE(lt, a < b)
+VPREDICATE(le, a <= b)
+VPREDICATE(gt, a > b)
+VPREDICATE(ge, a >= b)
 BINARY(logical_and, ST_BOOL, (a != 0) && (b != 0))
 BINARY(logical_or, ST_BOOL, (a != 0) || (b != 0))
 BINARY(logical_xor, ST_BOOL, (a != 0) != (b != 0))
@@ -55,16 +55,27 @@ VBINARY(hardtanh_backward, (b <= alpha || b >= beta) ? (CT)0 : a)
 VBINARY(threshold, a <= alpha ? beta : b)
 VBINARY(leaky_relu_backward, b > 0 ? a : a * alpha)
 
-EW_KERNEL(where, 3, {
-  int cond = (g.scalar_mask & 1) ? (s1 != 0) : LD_BOOL(PTR(x), off[1]);
-  STORE(PTR(o), off[0], cond ? IN(2, y, s2) : IN(3, z, s3));
-})
+#define WHERE_BODY                                                      \
+  {                                                                     \
+    int cond = (g.scalar_mask & 1) ? (s1 != 0) : LD_BOOL(PTR(x), off[1]); \
+    STORE(PTR(o), off[0], cond ? IN(2, y, s2) : IN(3, z, s3));          \
+  }
+EW_KERNEL(where, 3, WHERE_BODY)
+/* The condition as a lane mask (a vector ?: selects by each lane's sign bit). */
+EW_VEC(ewv_where,
+       {
+         int8 cond = (g.scalar_mask & 1) ? (int8)(s1 != 0 ? -1 : 0)
+                                         : VLOAD_AS(1, x, VLD_BOOL, SPLAT_BOOL);
+         VOUT(cond ? VIN(2, y, s2) : VIN(3, z, s3));
+       },
+       WHERE_BODY)
 
 #if defined(IS_BOOL)
 UNARY(sign, STORE, a)
 #else
 VUNARY(neg, -a)
-UNARY(sign, STORE, (CT)((0 < a) - (a < 0)))
+/* NaN and -0 give +0, as (0 < a) - (a < 0) does on the CPU. */
+VUNARY(sign, a > 0 ? (CT)1 : (a < 0 ? (CT)-1 : (CT)0))
 VUNARY(leaky_relu, a > 0 ? a : a * alpha)
 #endif
 
@@ -309,7 +320,7 @@ UNARY(isposinf, ST_BOOL, isinf(a) && a > 0)
 UNARY(isneginf, ST_BOOL, isinf(a) && a < 0)
 UNARY(signbit, ST_BOOL, signbit(a) != 0)
 /* nan_to_num: b (a scalar input) replaces NaN, alpha +inf, beta -inf. */
-BINARY(nan_to_num, STORE, isnan(a) ? b : (isinf(a) ? (a > 0 ? alpha : beta) : a))
+VBINARY(nan_to_num, isnan(a) ? b : (isinf(a) ? (a > 0 ? (CT)alpha : (CT)beta) : a))
 VUNARY(asin, asin(a))
 VUNARY(acos, acos(a))
 VUNARY(atan, atan(a))
@@ -323,10 +334,12 @@ VBINARY(elu, a <= 0 ? expm1(a * b) * alpha * beta : a * beta)
 /* elu backward: a the gradient, b the input (or the output for _result), c input_scale. */
 TERNARY(elu_backward, STORE, b <= 0 ? a * c * alpha * beta * exp(b * c) : a * beta)
 TERNARY(elu_backward_result, STORE, b <= 0 ? a * c * (b + alpha * beta) : a * beta)
-UNARY(hardsigmoid, STORE, min(max(a + (CT)3, (CT)0), (CT)6) / (CT)6)
+/* NaN stays NaN, as on the CPU (fmin and fmax would drop it). */
+#define RELU6_OF_SHIFTED(a) (a < (CT)-3 ? (CT)0 : (a > (CT)3 ? (CT)6 : a + (CT)3))
+VUNARY(hardsigmoid, RELU6_OF_SHIFTED(a) / (CT)6)
 /* PyTorch multiplies by 1/6 rounded to float, in every dtype. */
 BINARY(hardsigmoid_backward, STORE, (b > (CT)-3 && b < (CT)3) ? a * (CT)(1.0f / 6.0f) : (CT)0)
-UNARY(hardswish, STORE, a * min(max(a + (CT)3, (CT)0), (CT)6) / (CT)6)
+VUNARY(hardswish, a * RELU6_OF_SHIFTED(a) / (CT)6)
 BINARY(hardswish_backward, STORE,
        b < (CT)-3 ? (CT)0 : (b <= (CT)3 ? a * (b / (CT)3 + HALF) : a))
 VUNARY(mish, a * tanh_of(log1p(exp(a))))
@@ -408,17 +421,17 @@ KERNEL(ew_frexp)(EW_SIG) {
 /* angle of a real number: 0 or pi; NaN stays. */
 UNARY(angle, STORE, isnan(a) ? a : (a < 0 ? PI : (CT)0))
 
-/* logit: alpha is eps, negative for none (no clamping). */
-inline CT logit_of(CT a, CT eps) {
-  CT z = eps < 0 ? a : (a < eps ? eps : (a > (CT)1 - eps ? (CT)1 - eps : a));
-  return log(z / ((CT)1 - z));
-}
+/* logit: alpha is eps, negative for none (no clamping); NaN stays. A macro, so that the vector
+ * form evaluates it too. */
+#define LOGIT_CLAMPED(a, eps) \
+  ((eps) < 0 ? (a) : ((a) < (CT)(eps) ? (CT)(eps) : ((a) > (CT)(1 - (eps)) ? (CT)(1 - (eps)) : (a))))
+#define LOGIT_OF(a, eps) log(LOGIT_CLAMPED(a, eps) / ((CT)1 - LOGIT_CLAMPED(a, eps)))
 inline CT logit_backward_of(CT g, CT x, CT eps) {
   CT lo = eps < 0 ? (CT)0 : eps, hi = (CT)1 - lo;
   if (x < lo || x > hi) return eps < 0 ? (CT)NAN : (CT)0;
   return g / (x * ((CT)1 - x));
 }
-UNARY(logit, STORE, logit_of(a, alpha))
+VUNARY(logit, LOGIT_OF(a, alpha))
 BINARY(logit_backward, STORE, logit_backward_of(a, b, alpha))
 
 /* Shrinkage, alpha = lambda. Softshrink keeps a NaN (a * 0). */
@@ -489,11 +502,8 @@ BINARY(fmin, STORE, a < b ? a : b)
 /* Float to float casts also in the vector form (PoCL converts a half at a time otherwise). */
 #define VCAST(dst, ST_DST, VST_DST) \
   CAST(dst, ST_DST)                 \
-  EW_VEC(ewv_cast_##dst, { VST_DST(PTR(o), v, VIN(1, x, s1)); }, \
+  EW_VEC(ewv_cast_##dst, { VST_DST(PTR(o), VAT(0), VIN(1, x, s1)); }, \
          { ST_DST(PTR(o), off[0], IN(1, x, s1)); })
-#define VST_F32(p, v, x) vstore8((x), (v), (__global float *)(p))
-#define VST_F16(p, v, x) vstore_half8_rte((x), (v), (__global half *)(p))
-#define VST_BF16(p, v, x) vstore8(float8_to_bf16(x), (v), (__global ushort *)(p))
 VCAST(f32, ST_F32, VST_F32)
 VCAST(f16, ST_F16, VST_F16)
 VCAST(bf16, ST_BF16, VST_BF16)

@@ -79,35 +79,74 @@ typedef struct ew_line {
   }
 #define TERNARY(name, OUT, expr) EW_BOTH(ew_##name, ewr_##name, 3, TERNARY_BODY(OUT, expr))
 
-/* The vector form ewv_<name> of a float op on contiguous operands (CPU devices; the runtime
- * chooses it where the kernel exists): eight elements per work-item, loaded as one vector, so
- * the op's math runs in the driver's vector library. PoCL's scalar sin, log, atan ... are
- * called once per element and do not vectorise (sin: 19.5 ns an element on 2 cores, 1.9 as
- * float8). The expression is the scalar kernel's own text, evaluated with CT redeclared as
- * the vector type; the last work-item takes a partial vector's elements one at a time. Only
- * expressions that mean the same on vectors may have this form: comparisons give -1, not 1,
- * in a vector lane, so predicates and arithmetic on truth values stay scalar. */
-#if defined(EW_CONTIG) && defined(HAS_VCT)
+/* The vector form ewv_<name> of a float op (CPU devices; the runtime chooses it where the
+ * kernel exists): elements loaded eight at a time as one vector, so the op's math runs in the
+ * driver's vector library. PoCL's scalar sin, log, atan ... are called once per element and do
+ * not vectorise (sin: 19.5 ns an element on 2 cores, 1.9 as float8). The contiguous program's
+ * form walks the whole range, the strided program's walks rows of contiguous or broadcast
+ * operands. The expression is the scalar kernel's own text, evaluated with CT redeclared as the
+ * vector type; a partial vector's elements go one at a time. Only expressions that mean the
+ * same on vectors may have this form: comparisons give -1, not 1, in a vector lane, so
+ * arithmetic on truth values stays scalar (a comparison as a ?: condition is fine: a vector
+ * condition selects by each lane's sign bit). */
+#ifdef HAS_VCT
 /* Vectors per work-item (the runtime's EW_VECTORS must match): PoCL pays about a microsecond
  * per work-group, which at eight elements per item showed in cheap ops (clamp of 1e6 floats:
  * 0.17 ns an element at 1 vector per item in groups of 256, 0.12 at 16 in groups of 16). */
 #define EW_VECTORS 16
-#define VIN(k, buf, s) ((g.scalar_mask & (1 << ((k)-1))) ? (CT)(s) : VLOAD(PTR(buf), v))
-#define EW_VEC(vector_name, VBODY, SBODY)                            \
-  KERNEL(vector_name)(EW_SIG) {                                       \
-    long first = get_global_id(0) * (8 * EW_VECTORS);                 \
-    for (long v = first / 8; v < first / 8 + EW_VECTORS; v++) {       \
-      if (v * 8 + 8 <= g.numel) {                                     \
-        typedef VCT CT;                                               \
-        VBODY                                                         \
-      } else {                                                        \
-        for (long i = v * 8; i < g.numel; i++) {                      \
-          long off[4] = {i, i, i, i};                                 \
-          SBODY                                                       \
-        }                                                             \
-        return;                                                       \
-      }                                                               \
-    }                                                                 \
+#define EW_SPAN (8 * EW_VECTORS)
+/* Operand k of the vector at element j: VAT(k) is its first element; VLOAD_AS(k, buf, VLD,
+ * SPLAT) reads it with VLD, or (a broadcast row) repeats one element read with SPLAT. */
+#define VIN(k, buf, s) \
+  ((g.scalar_mask & (1 << ((k)-1))) ? (CT)(s) : VLOAD_AS(k, buf, VLOAD, SPLAT_CT))
+#define SPLAT_CT(p, i) ((CT)(LOAD(p, i)))
+#define SPLAT_BOOL(p, i) ((int8)(LD_BOOL(p, i) ? -1 : 0))
+#define VOUT(x) VSTORE(PTR(o), VAT(0), (x))
+#endif
+
+#if defined(EW_CONTIG) && defined(HAS_VCT)
+#define VAT(k) j
+#define VLOAD_AS(k, buf, VLD, SPLAT) VLD(PTR(buf), j)
+#define EW_VEC(vector_name, VBODY, SBODY)                        \
+  KERNEL(vector_name)(EW_SIG) {                                   \
+    long first = get_global_id(0) * EW_SPAN;                      \
+    for (long j = first; j < first + EW_SPAN; j += 8) {           \
+      if (j + 8 <= g.numel) {                                     \
+        typedef VCT CT;                                           \
+        VBODY                                                     \
+      } else {                                                    \
+        for (long i = j; i < g.numel; i++) {                      \
+          long off[4] = {i, i, i, i};                             \
+          SBODY                                                   \
+        }                                                         \
+        return;                                                   \
+      }                                                           \
+    }                                                             \
+  }
+#elif defined(HAS_VCT)
+/* The strided program's vector form, for rows (runs of dimension 0) along which every memory
+ * operand is contiguous or one repeated element (a bias row, a column broadcast) and the
+ * output contiguous; the runtime checks. A work-item takes EW_SPAN elements of one run, so
+ * short and long rows both spread over the cores; it locates its run once. */
+#define VAT(k) (base[k] + j)
+#define VLOAD_AS(k, buf, VLD, SPLAT) \
+  (g.strides[k][0] ? VLD(PTR(buf), base[k] + j) : SPLAT(PTR(buf), base[k]))
+#define EW_VEC(vector_name, VBODY, SBODY)                                        \
+  KERNEL(vector_name)(EW_SIG) {                                                   \
+    long len = g.sizes[0], chunks = (len + EW_SPAN - 1) / EW_SPAN;                \
+    long item = get_global_id(0), run = item / chunks;                            \
+    if (run >= g.numel / len) return;                                             \
+    long j = (item - run * chunks) * EW_SPAN, end = min(j + EW_SPAN, len), base[4]; \
+    ew_offsets(&g, run * len, 4, base);                                           \
+    for (; j + 8 <= end; j += 8) {                                                \
+      typedef VCT CT;                                                             \
+      VBODY                                                                       \
+    }                                                                             \
+    for (; j < end; j++) {                                                        \
+      long i = run * len + j, off[4];                                             \
+      for (int k = 0; k < 4; k++) off[k] = base[k] + j * g.strides[k][0];         \
+      SBODY                                                                       \
+    }                                                                             \
   }
 #else
 #define EW_VEC(vector_name, VBODY, SBODY)
@@ -118,7 +157,7 @@ typedef struct ew_line {
  * would meet. */
 #define VUNARY(name, expr)                                                 \
   EW_BOTH(ew_##name, ewr_##name, 1, UNARY_BODY(STORE, expr))               \
-  EW_VEC(ewv_##name, { CT a = VIN(1, x, s1); VSTORE(PTR(o), v, (expr)); }, \
+  EW_VEC(ewv_##name, { CT a = VIN(1, x, s1); VOUT(expr); }, \
          UNARY_BODY(STORE, expr))
 #define VBINARY(name, expr)                                    \
   EW_BOTH(ew_##name, ewr_##name, 2, BINARY_BODY(STORE, expr))  \
@@ -126,9 +165,19 @@ typedef struct ew_line {
          {                                                     \
            CT a = VIN(1, x, s1);                               \
            CT b = VIN(2, y, s2);                               \
-           VSTORE(PTR(o), v, (expr));                          \
+           VOUT(expr);                          \
          },                                                    \
          BINARY_BODY(STORE, expr))
+/* A comparison writing bool, with the vector form. */
+#define VPREDICATE(name, expr)                                  \
+  BINARY(name, ST_BOOL, expr)                                   \
+  EW_VEC(ewv_##name,                                            \
+         {                                                      \
+           CT a = VIN(1, x, s1);                                \
+           CT b = VIN(2, y, s2);                                \
+           VST_BOOL(PTR(o), VAT(0), (expr));                    \
+         },                                                     \
+         BINARY_BODY(ST_BOOL, expr))
 #define VTERNARY(name, expr)                                    \
   EW_BOTH(ew_##name, ewr_##name, 3, TERNARY_BODY(STORE, expr))  \
   EW_VEC(ewv_##name,                                            \
@@ -136,6 +185,6 @@ typedef struct ew_line {
            CT a = VIN(1, x, s1);                                \
            CT b = VIN(2, y, s2);                                \
            CT c = VIN(3, z, s3);                                \
-           VSTORE(PTR(o), v, (expr));                           \
+           VOUT(expr);                           \
          },                                                     \
          TERNARY_BODY(STORE, expr))

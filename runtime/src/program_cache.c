@@ -577,6 +577,19 @@ static axon_status_t kernel_build(struct axon_program *p, const char *name, cl_k
   return axon_fail(err, "kernel \"%s\": clCreateKernel failed: %s", name, axon_status_name(err));
 }
 
+int axon_program_lacks_kernel(axon_program_t program, const char *name) {
+  uint64_t hash = hash_name(name, NULL);
+  pthread_mutex_lock(&launch_lock);
+  kernel_entry *e = kernel_find(program, hash, name);
+  int lacks = e ? !e->kernel : 0;
+  if (!e && program->whole) {
+    /* Built whole: creating the kernel builds nothing. */
+    lacks = axon_program_kernel_entry(program, name, &e) == CL_INVALID_KERNEL_NAME;
+  }
+  pthread_mutex_unlock(&launch_lock);
+  return lacks;
+}
+
 static axon_status_t absent_kernel(const char *name) {
   return axon_fail(CL_INVALID_KERNEL_NAME, "kernel \"%s\" not found in program", name);
 }

@@ -27,6 +27,9 @@ axon_status_t axon_program_kernel_entry(axon_program_t program, const char *name
  * with its rows form) cost 1.9 to 2.6 s whole, one of them 0.3 s, and a training step uses two
  * to eight of them, where it uses fifteen or more contiguous ones. */
 void axon_program_build_sparsely(axon_program_t program);
+/* 1 when program is known to lack kernel `name` without building anything (an absent entry,
+ * or a whole build without it); 0 when it has it or only a build would tell. */
+int axon_program_lacks_kernel(axon_program_t program, const char *name);
 /* The device a program was made for. */
 axon_device *axon_program_device(axon_program_t program);
 /* Held around a kernel's lookup, argument setting and enqueue. */

@@ -42,6 +42,17 @@ static int contiguous(const ew_geom *g, int ninputs) {
 #define EW_VECTORS 16
 #define EW_VECTOR_GROUP 16
 
+/* Whether the strided program's vector form fits: rows of at least a vector along which the
+ * output is contiguous and each memory input contiguous or one repeated element. */
+static int vector_rows(const ew_geom *g, int ninputs) {
+  if (g->ndim < 2 || g->sizes[0] < 8 || g->strides[0][0] != 1) return 0;
+  for (int k = 1; k <= ninputs; k++) {
+    int scalar = g->scalar_mask >> (k - 1) & 1;
+    if (!scalar && g->strides[k][0] != 0 && g->strides[k][0] != 1) return 0;
+  }
+  return 1;
+}
+
 static int is_float(axon_dtype dtype) {
   return dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
 }
@@ -72,13 +83,24 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   }
   args[8] = bytes_arg(&a.v, a.size);
   args[9] = bytes_arg(&b.v, b.size);
-  if (line && rows_per_item(stream) && is_float(dtype) && g.numel >= 8) {
-    /* Contiguous float on a CPU: the vector form (EW_VEC in ew_common.cl), where the op has
-     * one, eight elements per work-item. */
-    char vector[64];
-    join3(vector, sizeof vector, "ewv_", kernel + strlen("ew_"), NULL);
-    size_t per_item = 8 * EW_VECTORS, local = EW_VECTOR_GROUP;
-    size_t global = axon_round_up(((size_t)g.numel + per_item - 1) / per_item, local);
+  int vector_line = line && g.numel >= 8, vector_runs = !line && vector_rows(&g, d->ninputs);
+  char vector[64];
+  join3(vector, sizeof vector, "ewv_", kernel + strlen("ew_"), NULL);
+  if (vector_runs && rows_per_item(stream) && is_float(dtype)) {
+    /* The strided program builds a kernel at a time: a name the op lacks would cost an empty
+     * build to learn, which the contiguous program (the same ops have vector forms) may know. */
+    axon_program_t contiguous_program;
+    AXON_TRY(family_program_variant(stream, family, dtype, "-DEW_CONTIG", &contiguous_program));
+    vector_runs = !axon_program_lacks_kernel(contiguous_program, vector);
+  }
+  if (rows_per_item(stream) && is_float(dtype) && (vector_line || vector_runs)) {
+    /* Float on a CPU: the vector form (EW_VEC in ew_common.cl), where the op has one, a span
+     * of the range (contiguous) or of a row (strided) per work-item. */
+    size_t span = 8 * EW_VECTORS, local = EW_VECTOR_GROUP;
+    size_t items = vector_line
+                       ? ((size_t)g.numel + span - 1) / span
+                       : (size_t)(g.numel / g.sizes[0]) * (((size_t)g.sizes[0] + span - 1) / span);
+    size_t global = axon_round_up(items, local);
     axon_status_t st = axon_launch(program, vector, stream, 1, &global, &local, args, 10);
     if (st != CL_INVALID_KERNEL_NAME) return st;
   }
