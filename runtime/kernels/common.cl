@@ -44,7 +44,11 @@
 #define AXON_LOCAL_IF_0(type, var, dims, inner) __local type(*var) inner = 0
 #define AXON_LOCAL(kernel, type, var, dims, inner) \
   AXON_CAT(AXON_LOCAL_IF_, AXON_WANTED(AXON_WANT_##kernel))(type, var, dims, inner)
+#define AXON_DEFINITION_IF_1(...) __VA_ARGS__
+#define AXON_DEFINITION_IF_0(...)
+#define IF_WANTED(name, ...) AXON_CAT(AXON_DEFINITION_IF_, AXON_WANTED(AXON_WANT_##name))(__VA_ARGS__)
 #else
+#define IF_WANTED(name, ...) __VA_ARGS__
 #define KERNEL_WITH(attributes, name) __kernel attributes void name
 #define AXON_LOCAL(kernel, type, var, dims, inner) __local type var dims
 #endif

@@ -36,7 +36,7 @@ typedef struct ew_line {
 #ifdef EW_CONTIG
 #define EW_ROWS(rows_name, n, BODY)
 #else
-#define EW_ROWS(rows_name, n, BODY)                                       \
+#define EW_ROWS(rows_name, n, BODY) IF_WANTED(rows_name,                   \
   KERNEL(rows_name)(EW_SIG) {                                       \
     long run = get_global_id(0), len = g.sizes[0];                        \
     if (run >= g.numel / len) return;                                     \
@@ -47,17 +47,17 @@ typedef struct ew_line {
       for (int k = 0; k <= (n); k++) off[k] = base[k] + j * g.strides[k][0]; \
       BODY                                                                \
     }                                                                     \
-  }
+  })
 #endif
 
 /* A kernel in both forms: ew_<name> (an element per work-item) and ewr_<name>. The names are
  * pasted here, before `name` can meet a macro of the same name (exp, log ... are builtins). */
 #define EW_KERNEL(name, n, BODY) EW_BOTH(ew_##name, ewr_##name, n, BODY)
 #define EW_BOTH(element_name, rows_name, n, BODY) \
-  KERNEL(element_name)(EW_SIG) {            \
+  IF_WANTED(element_name, KERNEL(element_name)(EW_SIG) { \
     EW_BEGIN(n)                                   \
     BODY                                          \
-  }                                               \
+  })                                              \
   EW_ROWS(rows_name, n, BODY)
 
 /* The bodies of UNARY / BINARY / TERNARY kernels, element off[] of each operand. */
@@ -107,7 +107,7 @@ typedef struct ew_line {
 #if defined(EW_CONTIG) && defined(HAS_VCT)
 #define VAT(k) j
 #define VLOAD_AS(k, buf, VLD, SPLAT) VLD(PTR(buf), j)
-#define EW_VEC(vector_name, VBODY, SBODY)                        \
+#define EW_VEC(vector_name, VBODY, SBODY) IF_WANTED(vector_name, \
   KERNEL(vector_name)(EW_SIG) {                                   \
     long first = get_global_id(0) * EW_SPAN;                      \
     for (long j = first; j < first + EW_SPAN; j += 8) {           \
@@ -122,7 +122,7 @@ typedef struct ew_line {
         return;                                                   \
       }                                                           \
     }                                                             \
-  }
+  })
 #elif defined(HAS_VCT)
 /* The strided program's vector form, for rows (runs of dimension 0) along which every memory
  * operand is contiguous or one repeated element (a bias row, a column broadcast) and the
@@ -131,7 +131,7 @@ typedef struct ew_line {
 #define VAT(k) (base[k] + j)
 #define VLOAD_AS(k, buf, VLD, SPLAT) \
   (g.strides[k][0] ? VLD(PTR(buf), base[k] + j) : SPLAT(PTR(buf), base[k]))
-#define EW_VEC(vector_name, VBODY, SBODY)                                        \
+#define EW_VEC(vector_name, VBODY, SBODY) IF_WANTED(vector_name,               \
   KERNEL(vector_name)(EW_SIG) {                                                   \
     long len = g.sizes[0], chunks = (len + EW_SPAN - 1) / EW_SPAN;                \
     long item = get_global_id(0), run = item / chunks;                            \
@@ -147,7 +147,7 @@ typedef struct ew_line {
       for (int k = 0; k < 4; k++) off[k] = base[k] + j * g.strides[k][0];         \
       SBODY                                                                       \
     }                                                                             \
-  }
+  })
 #else
 #define EW_VEC(vector_name, VBODY, SBODY)
 #endif

@@ -20,6 +20,7 @@
  * readers never see half a file; a file that fails any check is deleted and rebuilt.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,8 +41,8 @@ struct axon_program {
   char *source;  /* the family's source; NULL for user source, which is built whole */
   char *options; /* as built: the request's plus the device's (EXACT_DIV_SQRT) */
   char what[96]; /* for build errors: kernel family "reduce" */
-  int per_kernel;
-  int sparse_checked;   /* axon_program_build_sparsely was called */
+  int alone_left;       /* kernels still to build alone before the whole family; INT_MAX: all */
+  int sizing_checked;   /* axon_program_build_sparsely or _first_alone was called */
   int store_binaries;   /* in Axon's disk cache (not where the driver keeps its own) */
   uint64_t user_key[2]; /* user source: the key it was built under */
   cl_program whole;     /* every kernel of the source, once built; guarded by build_lock */
@@ -373,7 +374,7 @@ static struct axon_program *program_new(axon_device *d, char *source, const char
   p->device = d;
   p->source = source;
   p->options = opts;
-  p->per_kernel = source && build_per_kernel(d);
+  p->alone_left = source && build_per_kernel(d) ? INT_MAX : 0;
   p->store_binaries = !codegen_at_launch(d) || !source;
   snprintf(p->what, sizeof p->what, "%s", what);
   return p;
@@ -509,15 +510,26 @@ axon_status_t axon_program_get(int device, const char *family, const char *optio
   return AXON_SUCCESS;
 }
 
-void axon_program_build_sparsely(axon_program_t program) {
-  if (program->sparse_checked) return;
+/* Sets how many kernels build alone before the whole family, once per program, unless the
+ * user chose (AXON_PROGRAMS) or the family is built already. */
+static void size_builds(axon_program_t program, int alone) {
+  if (program->sizing_checked) return;
   pthread_mutex_lock(&build_lock);
-  if (!program->sparse_checked) {
-    program->sparse_checked = 1;
-    /* Unless the user chose, and before anything of it is built. */
-    if (program->source && !getenv("AXON_PROGRAMS") && !program->whole) program->per_kernel = 1;
+  if (!program->sizing_checked) {
+    program->sizing_checked = 1;
+    if (program->source && !getenv("AXON_PROGRAMS") && !program->whole &&
+        program->alone_left < alone)
+      program->alone_left = alone;
   }
   pthread_mutex_unlock(&build_lock);
+}
+
+void axon_program_build_sparsely(axon_program_t program) {
+  size_builds(program, INT_MAX);
+}
+
+void axon_program_build_first_alone(axon_program_t program, int n) {
+  size_builds(program, n);
 }
 
 axon_status_t axon_program_build_all(axon_program_t program) {
@@ -542,7 +554,8 @@ static axon_status_t kernel_build(struct axon_program *p, const char *name, cl_k
   cl_program from = p->whole;
   *kernel = NULL;
   *own = NULL;
-  if (!from && p->per_kernel) {
+  if (!from && p->alone_left > 0) {
+    if (p->alone_left != INT_MAX) p->alone_left--;
     size_t n = strlen(p->options) + strlen(name) + 48;
     char *options = malloc(n);
     if (!options) return axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -582,7 +595,17 @@ int axon_program_lacks_kernel(axon_program_t program, const char *name) {
   pthread_mutex_lock(&launch_lock);
   kernel_entry *e = kernel_find(program, hash, name);
   int lacks = e ? !e->kernel : 0;
-  if (!e && program->whole) {
+  if (!e && !program->whole && program->source) {
+    /* Building its first kernels alone: the whole family, due soon anyway, answers exactly,
+     * where a build of the name alone would cost as much to learn that it is absent. */
+    pthread_mutex_unlock(&launch_lock);
+    pthread_mutex_lock(&build_lock);
+    int whole_next = program->alone_left != INT_MAX;
+    if (whole_next) program->alone_left = 0;
+    pthread_mutex_unlock(&build_lock);
+    pthread_mutex_lock(&launch_lock);
+    if (whole_next) lacks = axon_program_kernel_entry(program, name, &e) == CL_INVALID_KERNEL_NAME;
+  } else if (!e && program->whole) {
     /* Built whole: creating the kernel builds nothing. */
     lacks = axon_program_kernel_entry(program, name, &e) == CL_INVALID_KERNEL_NAME;
   }

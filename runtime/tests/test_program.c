@@ -357,6 +357,40 @@ static void test_lazy_builds(void) {
   }
 }
 
+/* A family whose first kernels build alone (axon_program_build_first_alone) builds the whole
+ * family at the request after them, or when asked whether it lacks a kernel; kernels built
+ * either way work. Where every kernel builds alone already (GPU drivers), nothing changes. */
+static void test_first_alone(void) {
+  setenv("AXON_PROGRAMS", "family", 1);
+  axon_program_t prog = NULL;
+  char options[96];
+  snprintf(options, sizeof options, "%s -DAXON_TEST_first_alone", axon_dtype_macro(AXON_F32));
+  CHECK_OK(axon_program_get(DEV, "random", options, &prog));
+  unsetenv("AXON_PROGRAMS");
+  axon_program_build_first_alone(prog, 1);
+  uint64_t b0 = builds_so_far();
+  kernel_entry *e = NULL;
+  CHECK_OK(entry_of(prog, "random_fill", &e));
+  CHECK(builds_so_far() == b0 + 1 && e && e->own, "the first kernel builds alone");
+  CHECK_OK(entry_of(prog, "random_int_fill", &e));
+  CHECK(builds_so_far() == b0 + 2 && e && !e->own, "the next one builds the whole family");
+  CHECK(axon_program_lacks_kernel(prog, "no_such_kernel"), "the whole family lacks a name");
+  CHECK(!axon_program_lacks_kernel(prog, "random_fill"), "and has the first kernel");
+  CHECK(builds_so_far() == b0 + 2, "asking builds nothing more");
+
+  /* Asked before its first kernel: built whole to tell. */
+  setenv("AXON_PROGRAMS", "family", 1);
+  snprintf(options, sizeof options, "%s -DAXON_TEST_first_alone_ask", axon_dtype_macro(AXON_F32));
+  CHECK_OK(axon_program_get(DEV, "random", options, &prog));
+  unsetenv("AXON_PROGRAMS");
+  axon_program_build_first_alone(prog, 2);
+  b0 = builds_so_far();
+  CHECK(axon_program_lacks_kernel(prog, "no_such_kernel"), "a name the family lacks");
+  CHECK(builds_so_far() == b0 + 1, "cost one whole build");
+  CHECK_OK(entry_of(prog, "random_fill", &e));
+  CHECK(builds_so_far() == b0 + 1 && e && !e->own, "after which kernels come from it");
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--child")) return child(argv[2]);
 
@@ -374,6 +408,7 @@ int main(int argc, char **argv) {
   test_build_failure();
   test_launch();
   test_lazy_builds();
+  test_first_alone();
   test_families();
   remove_tree(dir);
   CHECK(rmdir(dir) != 0 && errno == ENOENT, "the temporary cache folder is removed");

@@ -36,6 +36,10 @@ static int contiguous(const ew_geom *g, int ninputs) {
   return 1;
 }
 
+/* Kernels of a contiguous program built alone before the whole family (on drivers that build
+ * families whole): two alone cost about half the whole family's build on PoCL. */
+#define CONTIGUOUS_ALONE 2
+
 /* Vectors of eight elements per work-item in the vector form (EW_VECTORS in ew_common.cl), in
  * groups of EW_VECTOR_GROUP whatever the size: one local size, so PoCL compiles each kernel
  * once (per grid class), and the fastest one measured. */
@@ -66,7 +70,10 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   axon_program_t program;
   int line = contiguous(&g, d->ninputs);
   AXON_TRY(family_program_variant(stream, family, dtype, line ? "-DEW_CONTIG" : NULL, &program));
-  if (!line) axon_program_build_sparsely(program);
+  if (line)
+    axon_program_build_first_alone(program, CONTIGUOUS_ALONE);
+  else
+    axon_program_build_sparsely(program);
   int integral = !is_float(dtype);
   compute_scalar s[3], a = make_scalar(dtype, alpha, 0, 0), b = make_scalar(dtype, beta, 0, 0);
   axon_arg args[4 + 1 + 5];
