@@ -56,9 +56,12 @@ std::pair<uint64_t, uint64_t> philox_reserve(const std::optional<at::Generator>&
 // Elementwise descriptor of an iterator built over axon tensors (CPU scalars become scalar
 // arguments). Operand 0 is the output.
 axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter);
-// The same for explicitly given tensors of one shape (no broadcasting): out, then inputs.
+// The same for explicitly given tensors of one shape (no broadcasting): out, then inputs. With
+// merge_dims, dims laid out as one in every operand merge (for ops that see elements only by
+// their linear position, not by their coordinates), so more than AXON_MAX_DIMS dims fit.
 axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
-                                     std::initializer_list<at::Tensor> inputs);
+                                     std::initializer_list<at::Tensor> inputs,
+                                     bool merge_dims = false);
 
 // Elementwise registrations (ops/elementwise.cpp). The compute dtype follows ATen's type
 // promotion; IntToFloat makes integer inputs compute in the default float type.

@@ -309,3 +309,41 @@ def test_small_cnn_training_step():
     compare(loss.detach(), loss_ax.detach(), atol=1e-5, rtol=1e-5)
     for g, p in zip(grads, net.parameters(), strict=True):
         compare(g, p.grad, atol=1e-4, rtol=1e-4)
+
+
+CHANNELS_LAST_OPS = {
+    "conv2d": (lambda x, w: F.conv2d(x, w, padding=1), (4, 4, 3, 3)),
+    "conv_transpose2d": (lambda x, w: F.conv_transpose2d(x, w, stride=2), (4, 3, 2, 2)),
+    "relu_add": (lambda x, w: F.relu(x) + 1, None),
+}
+
+
+@pytest.mark.parametrize("name", list(CHANNELS_LAST_OPS))
+@pytest.mark.parametrize("which", ["input", "weight"])
+def test_channels_last_results(name, which):
+    """channels_last operands give channels_last results where the CPU gives them, backward too."""
+    fn, wshape = CHANNELS_LAST_OPS[name]
+    if wshape is None and which == "weight":
+        pytest.skip("no weight: elementwise ops follow their input only")
+    cl = torch.channels_last
+    x = make_cpu((2, 4, 5, 5))
+    w = make_cpu(wshape) if wshape else None
+    if which == "input":
+        x = x.to(memory_format=cl)
+    else:
+        w = w.to(memory_format=cl)
+    xs = [x.clone().requires_grad_(), x.to("axon").requires_grad_()]
+    ws = [w.clone().requires_grad_(), w.to("axon").requires_grad_()] if w is not None else [None, None]
+    outs = [fn(xi, wi) for xi, wi in zip(xs, ws, strict=True)]
+    compare(outs[0].detach(), outs[1].detach())
+
+    def layout(t):
+        return t.is_contiguous(memory_format=cl), t.is_contiguous()
+
+    assert layout(outs[0]) == layout(outs[1]), (outs[0].stride(), outs[1].stride())
+    for out in outs:
+        out.backward(torch.ones_like(out))
+    compare(xs[0].grad, xs[1].grad)
+    assert layout(xs[0].grad) == layout(xs[1].grad), (xs[0].grad.stride(), xs[1].grad.stride())
+    if w is not None:
+        compare(ws[0].grad, ws[1].grad)

@@ -144,6 +144,16 @@ def test_fallback_is_counted_and_can_be_made_an_error():
     assert out.returncode != 0 and "AXON_FALLBACK=error" in out.stderr
 
 
+def test_fallback_names_ops_the_cpu_lacks_too():
+    """An accelerator-only op (no native axon kernel, no CPU kernel): a clear error, not counted."""
+    assert not torch._C._dispatch_has_kernel_for_dispatch_key("aten::_masked_scale", "CPU")
+    torch.axon.fallback_ops(reset=True)
+    x = torch.ones(4, device="axon")
+    with pytest.raises(NotImplementedError, match="_masked_scale has no native axon kernel, and PyTorch's CPU"):
+        torch.ops.aten._masked_scale(x, torch.ones(4, dtype=torch.bool, device="axon"), 2.0)
+    assert "aten::_masked_scale" not in torch.axon.fallback_ops()
+
+
 def test_rng_state_layout_and_reproducibility():
     torch.axon.manual_seed(1234)
     state = torch.axon.get_rng_state()

@@ -237,6 +237,30 @@ def test_histc(dtype):
     compare(torch.histc(torch.zeros(0, dtype=dtype), 3), torch.histc(torch.zeros(0, dtype=dtype, device=DEVICE), 3))
 
 
+def _integer_histc(values: torch.Tensor, bins: int, lo: int, hi: int) -> torch.Tensor:
+    """CUDA's integer histc: bin (v - lo) * bins // (hi - lo) in 64-bit integers, last bin closed."""
+    v = values.reshape(-1).long()
+    v = v[(v >= lo) & (v <= hi)]
+    pos = ((v - lo) * bins // (hi - lo)).clamp(max=bins - 1)
+    return torch.bincount(pos, minlength=bins).to(values.dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64, torch.uint8, torch.int16], ids=str)
+def test_histc_integer(dtype):
+    """Integer input as CUDA takes it (the CPU refuses it): the mixture-of-experts routing path."""
+    g = torch.Generator().manual_seed(3)
+    ids = torch.randint(0, 8, (6, 5), generator=g).to(dtype)
+    ax = to_axon(ids)
+    for bins, lo, hi in [(8, 0, 7), (3, 0, 7), (5, 2, 6), (4, 0, 0)]:
+        got = torch.histc(ax, bins, lo, hi)
+        assert got.dtype == dtype and got.device.type == "axon"
+        if lo == hi:  # the data's own range
+            lo, hi = int(ids.min()), int(ids.max())
+        compare(_integer_histc(ids, bins, lo, hi), got)
+    with pytest.raises(RuntimeError, match="Bool"):
+        torch.histc(to_axon(torch.ones(3, dtype=torch.bool)), 2, 0, 1)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64], ids=str)
 def test_masked_scatter(dtype):
     cpu, ax = make_pair((4, 5), dtype, "transposed")

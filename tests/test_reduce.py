@@ -465,3 +465,29 @@ def test_duplicate_dims_rejected():
         ax.sum(dim=(0, -2))
     with pytest.raises(IndexError):
         ax.sum(dim=2)
+
+
+@pytest.mark.parametrize("view", ["contiguous", "permuted", "keepdim"])
+def test_more_dims_than_the_kernels_take(view):
+    """PyTorch allows 64 dims; dims laid out as one are merged before the kernels' 12 per kind."""
+    cpu = torch.randn([2, 1, 3, 1, 2] * 3, dtype=torch.float32)  # 15 dims
+    if view == "permuted":
+        cpu = cpu.permute(*range(7, 15), *range(7))
+    ax = to_axon(cpu)
+    dims = (0, 2, 4, 6, 8) if view != "contiguous" else None
+    keepdim = view == "keepdim"
+    for fn in (torch.sum, torch.amax, torch.amin, torch.mean):
+        if dims is None:
+            compare(fn(cpu), fn(ax))
+        else:
+            compare(fn(cpu, dims, keepdim=keepdim), fn(ax, dims, keepdim=keepdim))
+    compare(torch.aminmax(cpu), torch.aminmax(ax))
+    compare(cpu.argmax(), ax.argmax())
+    compare(cpu.sum(3, keepdim=keepdim), ax.sum(3, keepdim=keepdim))  # a dim of size 1
+
+
+def test_more_dims_than_can_be_merged():
+    """Thirteen kept dims no two of which walk memory as one: a clear error, not a crash."""
+    ax = torch.zeros([3] * 14, device=DEVICE)[(slice(None, None, 2),) * 14]
+    with pytest.raises(NotImplementedError, match="at most 12 reduced and 12 kept"):
+        ax.sum(0)

@@ -221,6 +221,21 @@ Tensor bias_view(const Tensor& bias, int nd) {
   return bias.view(shape);
 }
 
+// The layout PyTorch's CPU and CUDA convolutions give their results: channels-last when the
+// input or the weight is (a 4-d or 5-d tensor), else contiguous. The kernels compute in the
+// contiguous layout; a channels-last result is a copy.
+at::MemoryFormat conv_memory_format(const Tensor& input, const Tensor& weight) {
+  at::MemoryFormat cl = input.dim() == 4   ? at::MemoryFormat::ChannelsLast
+                        : input.dim() == 5 ? at::MemoryFormat::ChannelsLast3d
+                                           : at::MemoryFormat::Contiguous;
+  bool wanted = input.suggest_memory_format() == cl || weight.suggest_memory_format() == cl;
+  return wanted ? cl : at::MemoryFormat::Contiguous;
+}
+
+Tensor in_format(const Tensor& t, at::MemoryFormat format) {
+  return t.defined() ? t.contiguous(format) : t;
+}
+
 Tensor convolution(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                    at::IntArrayRef stride, at::IntArrayRef padding, at::IntArrayRef dilation,
                    bool transposed, at::IntArrayRef output_padding, int64_t groups) {
@@ -250,7 +265,7 @@ Tensor convolution(const Tensor& input, const Tensor& weight, const std::optiona
                 "convolution: expected bias of shape [", out.size(1), "], got ", bias->sizes());
     out.add_(bias_view(*bias, a.nd));
   }
-  return out;
+  return in_format(out, conv_memory_format(input, weight));
 }
 
 std::tuple<Tensor, Tensor, Tensor> convolution_backward(
@@ -277,7 +292,8 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward(
     for (int64_t i = 2; i < grad_output.dim(); i++) dims.push_back(i);
     grad_bias = grad_output.sum(dims);
   }
-  return {grad_input, grad_weight, grad_bias};
+  at::MemoryFormat format = conv_memory_format(input, weight);
+  return {in_format(grad_input, format), in_format(grad_weight, format), grad_bias};
 }
 
 // ---- aten::im2col / aten::col2im (nn.functional.unfold / fold) -------------------------------

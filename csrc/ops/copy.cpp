@@ -52,21 +52,33 @@ axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter) {
 }
 
 axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
-                                     std::initializer_list<at::Tensor> inputs) {
+                                     std::initializer_list<at::Tensor> inputs, bool merge_dims) {
   axon_ew_desc d{};
-  int64_t ndim = out.dim();
-  TORCH_CHECK_NOT_IMPLEMENTED(ndim <= AXON_MAX_DIMS, "axon: at most ", AXON_MAX_DIMS, " dims");
-  d.ndim = int(ndim);
+  std::vector<at::Tensor> operands{out};
+  operands.insert(operands.end(), inputs.begin(), inputs.end());
   d.ninputs = int(inputs.size());
-  // Runtime dimension 0 is the fastest: reverse torch's order.
-  for (int64_t i = 0; i < ndim; i++) d.sizes[i] = out.size(ndim - 1 - i);
-  auto fill = [&](int slot, const at::Tensor& t) {
-    for (int64_t i = 0; i < ndim; i++) d.strides[slot][i] = t.stride(ndim - 1 - i);
-    d.data[slot] = t.data_ptr();
-  };
-  fill(0, out);
-  int slot = 1;
-  for (const at::Tensor& t : inputs) fill(slot++, t);
+  // Runtime dimension 0 is the fastest: torch's order reversed. With merge_dims, size-1 dims
+  // are dropped and a dim merges into the one inside it where it walks every operand as one (a
+  // contiguous 14-d tensor is one dim), so shapes of up to PyTorch's 64 dims fit AXON_MAX_DIMS
+  // whenever they can; the linear position of every element stays the same.
+  for (int64_t dim = out.dim() - 1; dim >= 0; dim--) {
+    int64_t size = out.size(dim);
+    if (merge_dims && size == 1) continue;
+    bool merges = merge_dims && d.ndim > 0;
+    for (size_t k = 0; k < operands.size() && merges; k++)
+      merges = operands[k].stride(dim) == d.strides[k][d.ndim - 1] * d.sizes[d.ndim - 1];
+    if (merges) {
+      d.sizes[d.ndim - 1] *= size;
+      continue;
+    }
+    TORCH_CHECK_NOT_IMPLEMENTED(d.ndim < AXON_MAX_DIMS, "axon: at most ", AXON_MAX_DIMS, " dims",
+                                merge_dims ? " after merging those laid out as one" : "",
+                                "; this operation has ", out.dim());
+    d.sizes[d.ndim] = size;
+    for (size_t k = 0; k < operands.size(); k++) d.strides[k][d.ndim] = operands[k].stride(dim);
+    d.ndim++;
+  }
+  for (size_t k = 0; k < operands.size(); k++) d.data[k] = operands[k].data_ptr();
   return d;
 }
 
@@ -158,7 +170,7 @@ at::Tensor& set_empty(at::Tensor& self) {
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   if (self.numel() == 0) return self;
-  axon_ew_desc d = make_ew_desc_same_shape(self, {});
+  axon_ew_desc d = make_ew_desc_same_shape(self, {}, true);
   d.ninputs = 0;
   set_scalar(d, 1, value);
   axon_dtype t = to_axon_dtype(self.scalar_type());
@@ -190,7 +202,7 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at:
                   : int64_t(std::ceil((e - s) / st));
   if (out.numel() != n) out.resize_({n});
   if (n == 0) return out;
-  axon_ew_desc d = make_ew_desc_same_shape(out, {});
+  axon_ew_desc d = make_ew_desc_same_shape(out, {}, true);
   d.ninputs = 0;
   axon_dtype t = to_axon_dtype(out.scalar_type());
   AXON_CHECK(axon_elementwise(stream_for(out), "arange", t, t, &d, s, st));
@@ -341,6 +353,11 @@ std::set<std::string> fallback_warned;
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   std::string key = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  // Ops with kernels for accelerators only (CUDA's fused cells, say) cannot run on the CPU: say
+  // so, instead of the dispatcher's "could not run ... with arguments from the 'CPU' backend".
+  TORCH_CHECK_NOT_IMPLEMENTED(op.hasKernelForDispatchKey(c10::DispatchKey::CPU), "axon: ", key,
+                              " has no native axon kernel, and PyTorch's CPU backend has none "
+                              "either, so the CPU fallback cannot run it");
   bool warn = false;
   {
     std::lock_guard<std::mutex> guard(fallback_mutex);

@@ -82,7 +82,7 @@ std::tuple<Tensor&, Tensor&> frexp_out(const Tensor& self, Tensor& mantissa, Ten
   check_dtype_supported(self.scalar_type(), self.device().index());
   at::native::resize_output(mantissa, self.sizes());
   at::native::resize_output(exponent, self.sizes());
-  axon_ew_desc d = make_ew_desc_same_shape(mantissa, {self, exponent});
+  axon_ew_desc d = make_ew_desc_same_shape(mantissa, {self, exponent}, true);
   axon_dtype t = to_axon_dtype(self.scalar_type());
   AXON_CHECK(axon_elementwise(stream_for(self), "frexp", t, t, &d, 0, 0));
   return {mantissa, exponent};

@@ -32,7 +32,7 @@ void run_factory(const char* name, Tensor& out, double start, double end, double
   check_dtype_supported(compute, out.device().index());
   Tensor target =
       compute == out.scalar_type() ? out : at::empty(out.sizes(), out.options().dtype(compute));
-  axon_ew_desc d = make_ew_desc_same_shape(target, {});
+  axon_ew_desc d = make_ew_desc_same_shape(target, {}, true);
   d.ninputs = 0;
   d.scalars[1] = end;
   d.scalars[2] = s2;

@@ -777,14 +777,20 @@ Tensor& ax_masked_scatter_(Tensor& self, const Tensor& mask, const Tensor& sourc
 Tensor& ax_histc_out(const Tensor& self, int64_t bins, const Scalar& min, const Scalar& max,
                      Tensor& out) {
   TORCH_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for dimension 0");
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
-              "torch.histc: input tensor must be floating point, got ", self.scalar_type());
+  // Integer input is accepted as CUDA accepts it (the CPU does not): transformers' mixture-of-
+  // experts code passes int32 expert ids on every device but "cpu" and "mps".
+  TORCH_CHECK(self.scalar_type() != at::kBool && !self.is_complex(),
+              "torch.histc: input tensor must be floating point or integer, got ",
+              self.scalar_type());
   TORCH_CHECK(out.scalar_type() == self.scalar_type(),
               "torch.histc: input tensor and hist tensor should have the "
               "same dtype, but got input ",
               self.scalar_type(), " and hist ", out.scalar_type());
   c10::DeviceGuard guard(self.device());
-  double lo = min.toDouble(), hi = max.toDouble();
+  bool integral = at::isIntegralType(self.scalar_type(), /*includeBool=*/false);
+  // CUDA holds integer bounds as integers (a fractional bound truncates).
+  double lo = integral ? double(min.toLong()) : min.toDouble();
+  double hi = integral ? double(max.toLong()) : max.toDouble();
   if (lo == hi && self.numel() > 0) {  // the data's range (two numbers read back)
     Tensor mm = at::stack({self.min(), self.max()}).to(at::kDouble).cpu();
     lo = mm[0].item<double>();
@@ -799,7 +805,7 @@ Tensor& ax_histc_out(const Tensor& self, int64_t bins, const Scalar& min, const 
   TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
   Tensor counts = at::zeros({bins}, self.options().dtype(at::kInt));
   if (self.numel() > 0) {
-    axon_ew_desc d = make_ew_desc_same_shape(self, {self});
+    axon_ew_desc d = make_ew_desc_same_shape(self, {self}, true);
     d.data[0] = nullptr;
     AXON_CHECK(axon_histc(stream_for(self), to_axon_dtype(self.scalar_type()), &d,
                           counts.data_ptr(), bins, lo, hi));

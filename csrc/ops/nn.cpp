@@ -351,7 +351,7 @@ Tensor& random_fill(Tensor& self, axon_random_kind kind, double a, double b,
                               " tensors are not native yet");
   check_dtype_supported(self.scalar_type(), self.device().index());
   auto [seed, offset] = philox_reserve(gen, self.device().index(), uint64_t(self.numel()));
-  axon_ew_desc d = make_ew_desc_same_shape(self, {});
+  axon_ew_desc d = make_ew_desc_same_shape(self, {}, true);
   d.ninputs = 0;
   AXON_CHECK(axon_random(stream_for(self), to_axon_dtype(self.scalar_type()), kind, &d, seed,
                          offset, a, b));

@@ -32,7 +32,7 @@ Tensor& philox_fill(Tensor& self, at::ScalarType compute, const std::optional<at
   Tensor target = self.is_non_overlapping_and_dense() && compute == self.scalar_type()
                       ? self
                       : at::empty(self.sizes(), self.options().dtype(compute));
-  axon_ew_desc d = make_ew_desc_same_shape(target, {});
+  axon_ew_desc d = make_ew_desc_same_shape(target, {}, true);
   d.ninputs = 0;
   AXON_CHECK(launch(stream_for(self), to_axon_dtype(compute), &d, seed, offset));
   if (!target.is_same(self)) self.copy_(target);

@@ -53,31 +53,72 @@ struct ReduceArgs {
   const Tensor* aux = nullptr;  // keepdim-shaped per-output values (the mean for variance)
 };
 
+// One dimension of a reduction's iteration: its size and the strides it walks in the input,
+// the output and the aux operand (0 for reduced dims).
+struct IterDim {
+  int64_t size, in, out, aux;
+};
+
+// Drops size-1 dims and merges neighbours (fastest first) that walk every operand as one dim,
+// so that tensors of up to PyTorch's 64 dims fit the kernels' AXON_MAX_DIMS per kind whenever
+// their layout allows (a 13-d contiguous tensor is one run). Merging neighbours keeps the
+// row-major position of every element, which argmax's first-of-ties rule relies on.
+std::vector<IterDim> fold(const std::vector<IterDim>& dims) {
+  std::vector<IterDim> folded;
+  for (const IterDim& d : dims) {
+    if (d.size == 1) continue;
+    if (!folded.empty()) {
+      IterDim& inner = folded.back();
+      if (d.in == inner.in * inner.size && d.out == inner.out * inner.size &&
+          d.aux == inner.aux * inner.size) {
+        inner.size *= d.size;
+        continue;
+      }
+    }
+    folded.push_back(d);
+  }
+  return folded;
+}
+
 // out = op over `mask` of `in`. The kernel runs in `in`'s dtype; out must have the natural
 // output dtype of the op (in's, bool for any/all, int64 for argmax/argmin).
 void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimMask& mask,
                  bool keepdim, const ReduceArgs& args = {}) {
   c10::DeviceGuard guard(in.device());
   check_dtype_supported(in.scalar_type(), in.device().index());
-  TORCH_CHECK_NOT_IMPLEMENTED(in.dim() <= AXON_MAX_DIMS, "axon: reductions support at most ",
-                              AXON_MAX_DIMS, " dimensions");
   auto shape = reduced_shape(in, mask, keepdim);
   at::native::resize_output(out, shape);
   if (args.indices) at::native::resize_output(*args.indices, shape);
-  axon_reduce_desc d{};
+  std::vector<IterDim> reduced, kept;
   for (int64_t dim = in.dim() - 1; dim >= 0; dim--) {  // fastest first
     if (mask[size_t(dim)]) {
-      d.red_sizes[d.red_ndim] = in.size(dim);
-      d.red_strides[d.red_ndim++] = in.stride(dim);
+      reduced.push_back({in.size(dim), in.stride(dim), 0, 0});
       continue;
     }
     // Position of this kept dim in the output.
     int64_t out_pos = 0;
     for (int64_t e = 0; e < dim; e++) out_pos += (!mask[size_t(e)] || keepdim) ? 1 : 0;
-    d.out_sizes[d.out_ndim] = in.size(dim);
-    d.out_strides_in[d.out_ndim] = in.stride(dim);
-    d.out_strides_out[d.out_ndim] = out.stride(out_pos);
-    d.out_aux_strides[d.out_ndim] = args.aux ? args.aux->stride(dim) : 0;
+    kept.push_back(
+        {in.size(dim), in.stride(dim), out.stride(out_pos), args.aux ? args.aux->stride(dim) : 0});
+  }
+  reduced = fold(reduced);
+  kept = fold(kept);
+  if (reduced.empty()) reduced.push_back({1, 0, 0, 0});  // over size-1 dims: one element each
+  TORCH_CHECK_NOT_IMPLEMENTED(reduced.size() <= AXON_MAX_DIMS && kept.size() <= AXON_MAX_DIMS,
+                              "axon: reductions support at most ", AXON_MAX_DIMS, " reduced and ",
+                              AXON_MAX_DIMS,
+                              " kept dimensions after merging those laid out as one; this ",
+                              in.dim(), "-d input has ", reduced.size(), " and ", kept.size());
+  axon_reduce_desc d{};
+  for (const IterDim& r : reduced) {
+    d.red_sizes[d.red_ndim] = r.size;
+    d.red_strides[d.red_ndim++] = r.in;
+  }
+  for (const IterDim& k : kept) {
+    d.out_sizes[d.out_ndim] = k.size;
+    d.out_strides_in[d.out_ndim] = k.in;
+    d.out_strides_out[d.out_ndim] = k.out;
+    d.out_aux_strides[d.out_ndim] = k.aux;
     d.out_ndim++;
   }
   if (args.indices)

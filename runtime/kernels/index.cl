@@ -207,7 +207,7 @@ KERNEL(ix_nonzero)(BUF(o), BUF(x), BUF(pos), ew_geom g) {
 
 /*
  * histc: counts (int32) of the values (operand 1 of an ew_geom) in [lo, hi] over `bins` equal
- * bins, the last one closed. Integer atomics: the counts do not depend on the order.
+ * bins, the last one closed; float or integer values. Integer atomics: the counts do not depend on the order.
  */
 KERNEL(ix_histc)(BUF(counts), BUF(x), ew_geom g, long bins, CT lo, CT hi) {
   long i = get_global_id(0);
@@ -216,7 +216,12 @@ KERNEL(ix_histc)(BUF(counts), BUF(x), ew_geom g, long bins, CT lo, CT hi) {
   ew_offsets(&g, i, 2, off);
   CT v = LOAD(PTR(x), off[1]);
   if (!(v >= lo && v <= hi)) return; /* NaN never counts */
+#ifdef IS_FLOAT
   long pos = (long)((v - lo) * (CT)bins / (hi - lo));
+#else
+  /* Integer input (accepted as on CUDA, which bins it in 64-bit integer arithmetic). */
+  long pos = ((long)v - (long)lo) * bins / ((long)hi - (long)lo);
+#endif
   if (pos >= bins) pos = bins - 1;
   atomic_inc((__global int *)PTR(counts) + pos);
 }

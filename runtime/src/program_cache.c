@@ -38,9 +38,9 @@
 
 struct axon_program {
   axon_device *device;
-  char *source;  /* the family's source; NULL for user source, which is built whole */
-  char *options; /* as built: the request's plus the device's (EXACT_DIV_SQRT) */
-  char what[96]; /* for build errors: kernel family "reduce" */
+  char *source;         /* the family's source; NULL for user source, which is built whole */
+  char *options;        /* as built: the request's plus the device's (EXACT_DIV_SQRT) */
+  char what[96];        /* for build errors: kernel family "reduce" */
   int alone_left;       /* kernels still to build alone before the whole family; INT_MAX: all */
   int sizing_checked;   /* axon_program_build_sparsely or _first_alone was called */
   int store_binaries;   /* in Axon's disk cache (not where the driver keeps its own) */

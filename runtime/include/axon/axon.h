@@ -351,7 +351,7 @@ AXON_API axon_status_t axon_random(axon_stream_t stream, axon_dtype dtype, axon_
                                    double a, double b);
 
 /* ---- neural-network layers: convolution, pooling, normalization, resampling, embedding --- */
-/* (runtime/src/ops/conv.c, pool.c, norm.c, resample.c, embedding.c) */
+/* (runtime/src/ops/conv.c, pool.c, norm.c, resample.c, embedding.c, rnn.c) */
 
 /*
  * Geometry of a spatial op over [n, c, spatial...] tensors with 1 to 3 spatial dims. The
@@ -456,6 +456,38 @@ typedef struct axon_embedding_bwd_desc {
 } axon_embedding_bwd_desc;
 AXON_API axon_status_t axon_embedding_backward(axon_stream_t stream, axon_dtype dtype,
                                                const axon_embedding_bwd_desc *d);
+
+/* Recurrent cells (runtime/src/ops/rnn.c): one time step after the two matrix products, as
+ * nn.LSTM / nn.GRU run it off the CPU. Contiguous operands: gates [batch, G hidden] (LSTM: G =
+ * 4, gates input, forget, cell, output; GRU: G = 3, reset, update, new), biases [G hidden] both
+ * or neither, states [batch, hidden]; workspace LSTM [batch, 4 hidden] (the activated gates),
+ * GRU [batch, 5 hidden] (reset, update, new, hx, hidden part of new with its bias). */
+typedef struct axon_rnn_cell_desc {
+  int64_t batch, hidden;
+  const void *input_gates, *hidden_gates;
+  const void *input_bias, *hidden_bias; /* both NULL: no bias */
+  const void *state;                    /* cx (LSTM) or hx (GRU) */
+  void *hy, *cy;                        /* cy: LSTM only */
+  void *workspace;
+} axon_rnn_cell_desc;
+AXON_API axon_status_t axon_lstm_cell(axon_stream_t stream, axon_dtype dtype,
+                                      const axon_rnn_cell_desc *d);
+AXON_API axon_status_t axon_gru_cell(axon_stream_t stream, axon_dtype dtype,
+                                     const axon_rnn_cell_desc *d);
+/* Backward: LSTM from grad_hy and grad_cy (either NULL: zero), cx, cy and the workspace, to
+ * grad_gates [batch, 4 hidden] (input and hidden gates alike) and grad_state (of cx); GRU from
+ * grad_hy and the workspace to grad_gates (input gates), grad_hidden_gates, grad_state (of hx). */
+typedef struct axon_rnn_cell_bwd_desc {
+  int64_t batch, hidden;
+  const void *grad_hy, *grad_cy;
+  const void *cx, *cy; /* LSTM only */
+  const void *workspace;
+  void *grad_gates, *grad_hidden_gates, *grad_state;
+} axon_rnn_cell_bwd_desc;
+AXON_API axon_status_t axon_lstm_cell_backward(axon_stream_t stream, axon_dtype dtype,
+                                               const axon_rnn_cell_bwd_desc *d);
+AXON_API axon_status_t axon_gru_cell_backward(axon_stream_t stream, axon_dtype dtype,
+                                              const axon_rnn_cell_bwd_desc *d);
 /* ---- end of neural-network layers -------------------------------------------------------- */
 
 /* ---- indexing, scans and sorting (issue 3: src/ops/index.c, src/ops/scan.c) ------------- */

@@ -216,9 +216,7 @@ axon_status_t axon_histc(axon_stream_t stream, axon_dtype dtype, const axon_ew_d
   if (g.numel == 0) return AXON_SUCCESS;
   if (bins <= 0 || !counts || !d->data[1])
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "histc: bad arguments");
-  if (is_int_dtype(dtype))
-    return axon_fail(AXON_ERROR_UNSUPPORTED, "histc: %s input (floating types only)",
-                     axon_dtype_name(dtype));
+  if (dtype == AXON_BOOL) return axon_fail(AXON_ERROR_UNSUPPORTED, "histc: bool input");
   axon_program_t program;
   AXON_TRY(family_program(stream, "index", dtype, &program));
   compute_scalar l = make_scalar(dtype, lo, 0, 0), h = make_scalar(dtype, hi, 0, 0);

@@ -1,0 +1,87 @@
+"""``python -m torch_axon.models``: the model sweep, resumable, with a report.
+
+Each architecture's record is appended to a JSON-lines file as soon as it is done (and a
+"started" line before it runs), so an interrupted sweep resumes where it stopped, and an
+architecture that killed the process is recorded as such instead of being retried.
+
+    python -m torch_axon.models [--family causal-lm,masked-lm,seq2seq] [--only llama,gpt2]
+                                [--fresh] [--timeout 300]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import torch
+
+from . import hf, report
+
+
+def load(path: str) -> dict[tuple[str, str], dict]:
+    """(family, arch) -> its last record; one left at "started" crashed the process."""
+    done: dict[tuple[str, str], dict] = {}
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                if line.strip():
+                    r = json.loads(line)
+                    done[(r["family"], r["arch"])] = r
+    for key, r in done.items():
+        if r.get("status") == "started":
+            done[key] = {**r, "status": "fails", "error": "the process died running it (crash or out of memory)"}
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--family", default=",".join(hf.FAMILIES), help="comma-separated: " + ", ".join(hf.FAMILIES))
+    p.add_argument("--only", default="", help="comma-separated architecture names (model_type)")
+    p.add_argument("--fresh", action="store_true", help="forget earlier records")
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per architecture")
+    p.add_argument("--jsonl", default="docs/models.jsonl")
+    p.add_argument("--markdown", default="docs/models.md")
+    p.add_argument("--json", default="docs/models.json")
+    args = p.parse_args(argv)
+    import transformers
+
+    if args.fresh and os.path.exists(args.jsonl):
+        os.remove(args.jsonl)
+    done = load(args.jsonl)
+    only = {a for a in args.only.split(",") if a}
+    todo = [
+        (fam, arch)
+        for fam in args.family.split(",")
+        for arch in sorted(hf.architectures(fam))
+        if (not only or arch in only) and (fam, arch) not in done
+    ]
+    total = len(todo)
+    start = time.perf_counter()
+    with open(args.jsonl, "a") as log:
+        for i, (fam, arch) in enumerate(todo, 1):
+            log.write(json.dumps({"family": fam, "arch": arch, "status": "started"}) + "\n")
+            log.flush()
+            r = hf.run(fam, arch, args.timeout)
+            log.write(json.dumps(r, default=str) + "\n")
+            log.flush()
+            done[(fam, arch)] = r
+            elapsed = time.perf_counter() - start
+            bar = "#" * int(30 * i / total) + "." * (30 - int(30 * i / total))
+            detail = r.get("error", "")[:70] if r["status"] != "ok" else ""
+            print(f"[{bar}] {i}/{total} {elapsed:6.0f}s {fam} {arch}: {r['status']} {detail}", flush=True)
+    records = [r for r in done.values() if r.get("status") != "started"]
+    meta = {
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "device": torch.axon.get_device_name(0),
+    }
+    report.write(records, args.markdown, args.json, meta)
+    print(f"report: {args.markdown} ({len(records)} architectures)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

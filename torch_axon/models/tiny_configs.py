@@ -1,0 +1,189 @@
+"""Tiny configurations of Hugging Face architectures, made from each one's default config.
+
+Nothing is downloaded: every model is built from its config with random weights. A default
+config describes a full-size model (billions of parameters), so the sizes that drive memory and
+time are scaled down where the config has them, keeping what the architecture needs to stay
+valid: heads that divide the hidden size, key/value heads that divide the heads, per-layer
+lists (``layer_types`` and the like) cut to the new layer count, token ids inside the new
+vocabulary, at most a few experts, dropout off so that training steps are deterministic.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+HIDDEN = 64
+HEADS = 4
+KV_HEADS = 2
+HEAD_DIM = HIDDEN // HEADS
+LAYERS = 2
+VOCAB = 512
+INTERMEDIATE = 128
+
+# Attribute -> tiny value, applied where the config has the attribute (directly or through its
+# attribute_map) and the current value is larger. Grouped by what they size.
+_SIZES: dict[str, int] = {
+    # width
+    "hidden_size": HIDDEN,
+    "d_model": HIDDEN,
+    "n_embd": HIDDEN,
+    "embed_dim": HIDDEN,
+    "intermediate_size": INTERMEDIATE,
+    "ffn_dim": INTERMEDIATE,
+    "d_ff": INTERMEDIATE,
+    "n_inner": INTERMEDIATE,
+    "encoder_ffn_dim": INTERMEDIATE,
+    "decoder_ffn_dim": INTERMEDIATE,
+    "hidden_dim": INTERMEDIATE,
+    # depth
+    "num_hidden_layers": LAYERS,
+    "num_layers": LAYERS,
+    "n_layer": LAYERS,
+    "encoder_layers": LAYERS,
+    "decoder_layers": LAYERS,
+    "num_decoder_layers": LAYERS,
+    # attention
+    "num_attention_heads": HEADS,
+    "n_head": HEADS,
+    "encoder_attention_heads": HEADS,
+    "decoder_attention_heads": HEADS,
+    "num_key_value_heads": KV_HEADS,
+    "head_dim": HEAD_DIM,
+    "d_kv": HEAD_DIM,
+    # multi-head latent attention (DeepSeek-style)
+    "kv_lora_rank": 32,
+    "q_lora_rank": 32,
+    "qk_rope_head_dim": 8,
+    "qk_nope_head_dim": 8,
+    "qk_head_dim": 16,
+    "v_head_dim": HEAD_DIM,
+    "index_head_dim": 16,
+    "index_n_heads": 2,
+    "index_topk": 8,
+    # mixtures of experts
+    "num_experts": 4,
+    "num_local_experts": 4,
+    "n_routed_experts": 4,
+    "moe_num_experts": 4,
+    "num_experts_per_tok": 2,
+    "moe_topk": 2,
+    "top_k": 2,
+    "n_shared_experts": 1,
+    "num_shared_experts": 1,
+    "moe_intermediate_size": 64,
+    "shared_expert_intermediate_size": 64,
+    "n_group": 1,
+    "topk_group": 1,
+    "first_k_dense_replace": 1,
+    # state-space and recurrent blocks
+    "state_size": 16,
+    "ssm_state_size": 16,
+    "mamba_d_state": 16,
+    "mamba_n_heads": 4,
+    "mamba_d_head": 32,
+    "mamba_n_groups": 1,
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+    "linear_key_head_dim": 16,
+    "linear_value_head_dim": 16,
+    "time_step_rank": 8,
+    # positions and windows (a window shorter than the prompt is still exercised)
+    "sliding_window": 8,
+    "attention_window": 8,
+    "chunk_size": 8,
+    # vocabulary
+    "vocab_size": VOCAB,
+}
+
+# Per-layer lists cut to the layer count.
+_PER_LAYER = ("layer_types", "layers_block_type", "block_types", "attn_layer_indices", "mlp_only_layers")
+_TOKEN_IDS = ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "sep_token_id", "cls_token_id")
+
+
+class CannotShrink(Exception):
+    """The architecture's default config could not be made tiny (the reason is the message)."""
+
+
+def _has(config, name: str) -> bool:
+    return name in config.__dict__ or name in getattr(config, "attribute_map", {})
+
+
+def _shrink_ints(config) -> None:
+    for name, tiny in _SIZES.items():
+        if not _has(config, name):
+            continue
+        value = getattr(config, name, None)
+        if isinstance(value, bool) or not isinstance(value, int):
+            continue
+        if value > tiny:
+            setattr(config, name, tiny)
+    heads = getattr(config, "num_attention_heads", None)
+    kv = getattr(config, "num_key_value_heads", None)
+    if isinstance(heads, int) and isinstance(kv, int) and heads % kv:
+        config.num_key_value_heads = heads
+
+
+def _cut_per_layer(config) -> None:
+    layers = getattr(config, "num_hidden_layers", None)
+    if not isinstance(layers, int):
+        return
+    for name in _PER_LAYER:
+        value = getattr(config, name, None)
+        if isinstance(value, list) and value and not isinstance(value[0], int):
+            kinds = list(dict.fromkeys(value))  # keep every kind of layer if the count allows
+            cut = value[:layers]
+            missing = [k for k in kinds if k not in cut]
+            if missing and len(kinds) <= layers:
+                cut = (cut[: layers - len(missing)] + missing)[:layers]
+            setattr(config, name, cut)
+        elif isinstance(value, list) and value and isinstance(value[0], int):
+            setattr(config, name, [i for i in value if i < layers])
+
+
+def _tokens_in_vocabulary(config) -> None:
+    vocab = getattr(config, "vocab_size", None)
+    if not isinstance(vocab, int):
+        return
+    for name in _TOKEN_IDS:
+        value = getattr(config, name, None)
+        if isinstance(value, int) and value >= vocab:
+            setattr(config, name, vocab - 1 - _TOKEN_IDS.index(name))
+        elif isinstance(value, list):
+            setattr(config, name, [v if v < vocab else vocab - 1 for v in value])
+
+
+def _no_dropout(config) -> None:
+    for name, value in list(config.__dict__.items()):
+        if ("dropout" in name or name.endswith("_pdrop")) and isinstance(value, float):
+            setattr(config, name, 0.0)
+
+
+def shrink(config) -> Any:
+    """A tiny copy of a transformers config (sub-configs shrunk too)."""
+    config = copy.deepcopy(config)
+    for value in list(config.__dict__.values()):
+        if hasattr(value, "to_dict") and hasattr(value, "model_type"):
+            _shrink_in_place(value)
+    _shrink_in_place(config)
+    return config
+
+
+def _shrink_in_place(config) -> None:
+    _shrink_ints(config)
+    _cut_per_layer(config)
+    _tokens_in_vocabulary(config)
+    _no_dropout(config)
+    if hasattr(config, "use_cache"):
+        config.use_cache = True
+
+
+def tiny_config(model_type: str):
+    """The tiny config of an architecture, or CannotShrink."""
+    from transformers import AutoConfig
+
+    try:
+        config = AutoConfig.for_model(model_type)
+    except Exception as e:  # noqa: BLE001  (any failure of a third-party default is a reason)
+        raise CannotShrink(f"no default config: {type(e).__name__}: {e}") from e
+    return shrink(config)
