@@ -15,7 +15,7 @@ PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage bench warmup
+.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models
 
 setup: deps build
 
@@ -49,6 +49,12 @@ test-python:
 # The OpInfo conformance sweep (resumable; rewrites docs/op-coverage.{md,json,jsonl}).
 coverage: setup
 	$(PYTHON) -m torch_axon.conformance $(SWEEP_ARGS)
+
+# The model sweep: every transformers architecture of the causal-LM, masked-LM and seq2seq auto
+# mappings, tiny and random, on the CPU and on axon (resumable; rewrites docs/models.{md,json}
+# and appends to docs/models.jsonl; MODELS_ARGS=--fresh starts over).
+models: setup
+	$(PYTHON) -m torch_axon.models $(MODELS_ARGS)
 
 # Axon against PyTorch's CPU backend in one run (several minutes); rewrites docs/benchmarks.md,
 # docs/benchmarks.json and docs/benchmarks/*.png. BENCH_ARGS=--quick checks the suite in a minute.

@@ -53,7 +53,7 @@ def summarize(records: list[dict]) -> dict[str, dict]:
         s["matches"] += bool(r.get("matches"))
         s["zero_fallbacks"] += bool(r.get("matches") and not r.get("fallbacks"))
         s["trains"] += bool(r.get("trains_match"))
-        if "same_tokens" in r or r["family"] != "masked-lm":
+        if r["family"] != "masked-lm" and "cpu_generate_error" not in r:
             s["generate_total"] += 1
         s["generates"] += bool(r.get("generates"))
         s["same_tokens"] += bool(r.get("same_tokens"))
@@ -73,6 +73,10 @@ def cause(r: dict) -> str:
         text = "generated tokens differ from the CPU"
     text = re.sub(r"\[[^\]]*\]|\([^)]*\)", "(..)", text)
     return re.sub(r"\d+", "N", text)[:160]
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split()).replace("|", "/")
 
 
 def _pct(n: int, d: int) -> str:
@@ -129,7 +133,7 @@ def markdown(records: list[dict], meta: dict) -> str:
     lines += ["", "## Excluded: the tiny model does not build or run on the CPU", ""]
     excluded = [r for r in records if r["status"] in ("cannot_build", "cpu_fails")]
     lines += (
-        [f"- {r['family']} `{r['arch']}` ({r['status']}): {r.get('error', '').replace('|', '/')}" for r in excluded]
+        [f"- {r['family']} `{r['arch']}` ({r['status']}): {_one_line(r.get('error', ''))[:240]}" for r in excluded]
         if excluded
         else ["None."]
     )
@@ -146,11 +150,11 @@ def markdown(records: list[dict], meta: dict) -> str:
             continue
         gen = (
             "n/a"
-            if "generates" not in r and r["family"] == "masked-lm"
+            if r["family"] == "masked-lm" or "cpu_generate_error" in r
             else ("same" if r.get("same_tokens") else ("differs" if r.get("generates") else "no"))
         )
         fb = ", ".join(f"{k} x{v}" for k, v in (r.get("fallbacks") or {}).items()) or "none"
-        note = (r.get("error") or "").replace("|", "/")[:120]
+        note = _one_line(r.get("error") or "")[:120]
         lines.append(
             f"| {r['family']} | {r['arch']} | {r['status']} | {r.get('parameters', '')} | "
             f"{_num(r.get('forward_error'))} | {_num(r.get('grad_error'))} | {gen} | {fb} | {r.get('seconds', '')} | "

@@ -89,6 +89,10 @@ _SIZES: dict[str, int] = {
     "linear_value_head_dim": 16,
     "time_step_rank": 8,
     # positions and windows (a window shorter than the prompt is still exercised)
+    "rotary_dim": 8,
+    "attention_hidden_size": HIDDEN,
+    "embedding_dim": HIDDEN,
+    "embedding_size": HIDDEN,
     "sliding_window": 8,
     "attention_window": 8,
     "chunk_size": 8,
@@ -105,23 +109,78 @@ class CannotShrink(Exception):
     """The architecture's default config could not be made tiny (the reason is the message)."""
 
 
+# Widths whose equalities in a default config are the architecture's own (DeepSeek's head_dim
+# is its rotary part, qk_rope_head_dim): kept equal after shrinking.
+_WIDTHS = (
+    "hidden_size",
+    "d_model",
+    "n_embd",
+    "embed_dim",
+    "attention_hidden_size",
+    "embedding_dim",
+    "embedding_size",
+    "intermediate_size",
+    "moe_intermediate_size",
+    "shared_expert_intermediate_size",
+    "head_dim",
+    "d_kv",
+    "kv_lora_rank",
+    "q_lora_rank",
+    "qk_rope_head_dim",
+    "qk_nope_head_dim",
+    "v_head_dim",
+    "index_head_dim",
+    "linear_key_head_dim",
+    "linear_value_head_dim",
+)
+
+
 def _has(config, name: str) -> bool:
     return name in config.__dict__ or name in getattr(config, "attribute_map", {})
 
 
+def _settable(config, name: str) -> bool:
+    """Not a read-only property (some configs derive per-layer lists from others)."""
+    name = getattr(config, "attribute_map", {}).get(name, name)
+    attr = getattr(type(config), name, None)
+    return not isinstance(attr, property) or attr.fset is not None
+
+
+def _set(config, name: str, value) -> None:
+    if _settable(config, name):
+        setattr(config, name, value)
+
+
+def _int(config, name: str) -> int | None:
+    value = getattr(config, name, None) if _has(config, name) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _shrink_ints(config) -> None:
+    before = {name: _int(config, name) for name in _WIDTHS}
+    heads_were_kv = _int(config, "num_attention_heads") == _int(config, "num_key_value_heads")
     for name, tiny in _SIZES.items():
-        if not _has(config, name):
+        value = _int(config, name)
+        if value is not None and value > tiny:
+            _set(config, name, tiny)
+    for value in before.values():
+        if value is None:
             continue
-        value = getattr(config, name, None)
-        if isinstance(value, bool) or not isinstance(value, int):
-            continue
-        if value > tiny:
-            setattr(config, name, tiny)
-    heads = getattr(config, "num_attention_heads", None)
-    kv = getattr(config, "num_key_value_heads", None)
-    if isinstance(heads, int) and isinstance(kv, int) and heads % kv:
-        config.num_key_value_heads = heads
+        twins = [n for n, v in before.items() if v == value and _int(config, n) is not None]
+        smallest = min(_int(config, n) for n in twins)
+        for n in twins:
+            if _int(config, n) != smallest:
+                _set(config, n, smallest)
+    # Mamba-2 style heads: as many as fill the expanded width.
+    expand, head_dim = _int(config, "expand"), _int(config, "head_dim")
+    if _int(config, "num_heads") is not None and expand and head_dim and _int(config, "hidden_size"):
+        _set(config, "num_heads", max(1, expand * config.hidden_size // head_dim))
+    nope, rope = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim")
+    if _int(config, "qk_head_dim") is not None and nope is not None and rope is not None:
+        _set(config, "qk_head_dim", nope + rope)
+    heads, kv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
+    if heads is not None and kv is not None and (heads % kv or heads_were_kv):
+        _set(config, "num_key_value_heads", heads)
 
 
 def _cut_per_layer(config) -> None:
@@ -136,9 +195,15 @@ def _cut_per_layer(config) -> None:
             missing = [k for k in kinds if k not in cut]
             if missing and len(kinds) <= layers:
                 cut = (cut[: layers - len(missing)] + missing)[:layers]
-            setattr(config, name, cut)
+            _set(config, name, cut)
         elif isinstance(value, list) and value and isinstance(value[0], int):
-            setattr(config, name, [i for i in value if i < layers])
+            # layer indices: those still there, or the last layer (a hybrid keeps one of each)
+            _set(config, name, [i for i in value if i < layers] or [layers - 1])
+    # Hybrids that place a kind of layer by period and offset: layer 1 of 2 gets it.
+    for kind in ("attn_layer", "expert_layer"):
+        if _int(config, f"{kind}_period") is not None and _int(config, f"{kind}_offset") is not None:
+            _set(config, f"{kind}_period", 2)
+            _set(config, f"{kind}_offset", 1)
 
 
 def _tokens_in_vocabulary(config) -> None:
@@ -148,15 +213,17 @@ def _tokens_in_vocabulary(config) -> None:
     for name in _TOKEN_IDS:
         value = getattr(config, name, None)
         if isinstance(value, int) and value >= vocab:
-            setattr(config, name, vocab - 1 - _TOKEN_IDS.index(name))
+            _set(config, name, vocab - 1 - _TOKEN_IDS.index(name))
         elif isinstance(value, list):
-            setattr(config, name, [v if v < vocab else vocab - 1 for v in value])
+            _set(config, name, [v if isinstance(v, int) and v < vocab else vocab - 1 for v in value])
 
 
-def _no_dropout(config) -> None:
+def _no_training_noise(config) -> None:
+    """Dropout and router jitter off: their draws come from each device's own generator."""
     for name, value in list(config.__dict__.items()):
-        if ("dropout" in name or name.endswith("_pdrop")) and isinstance(value, float):
-            setattr(config, name, 0.0)
+        random_in_training = "dropout" in name or "jitter" in name or name.endswith("_pdrop")
+        if random_in_training and isinstance(value, float):
+            _set(config, name, 0.0)
 
 
 def shrink(config) -> Any:
@@ -173,9 +240,13 @@ def _shrink_in_place(config) -> None:
     _shrink_ints(config)
     _cut_per_layer(config)
     _tokens_in_vocabulary(config)
-    _no_dropout(config)
+    _no_training_noise(config)
     if hasattr(config, "use_cache"):
         config.use_cache = True
+    if getattr(config, "is_encoder_decoder", False) and getattr(config, "decoder_start_token_id", None) is None:
+        # T5's convention: the decoder starts from the padding token
+        pad = getattr(config, "pad_token_id", None)
+        config.decoder_start_token_id = pad if isinstance(pad, int) else 0
 
 
 def tiny_config(model_type: str):
