@@ -56,6 +56,9 @@ std::pair<uint64_t, uint64_t> philox_reserve(const std::optional<at::Generator>&
 // Elementwise descriptor of an iterator built over axon tensors (CPU scalars become scalar
 // arguments). Operand 0 is the output.
 axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter);
+// Operand k of an elementwise descriptor is the scalar v (complex values keep their
+// imaginary part).
+void set_scalar(axon_ew_desc& d, int k, const at::Scalar& v);
 // The same for explicitly given tensors of one shape (no broadcasting): out, then inputs. With
 // merge_dims, dims laid out as one in every operand merge (for ops that see elements only by
 // their linear position, not by their coordinates), so more than AXON_MAX_DIMS dims fit.

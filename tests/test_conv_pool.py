@@ -315,6 +315,11 @@ CHANNELS_LAST_OPS = {
     "conv2d": (lambda x, w: F.conv2d(x, w, padding=1), (4, 4, 3, 3)),
     "conv_transpose2d": (lambda x, w: F.conv_transpose2d(x, w, stride=2), (4, 3, 2, 2)),
     "relu_add": (lambda x, w: F.relu(x) + 1, None),
+    "batch_norm": (lambda x, w: F.batch_norm(x, None, None, training=True), None),
+    "group_norm": (lambda x, w: F.group_norm(x, 2), None),
+    "max_pool2d": (lambda x, w: F.max_pool2d(x, 2), None),
+    "adaptive_avg_pool2d": (lambda x, w: F.adaptive_avg_pool2d(x, 3), None),
+    "upsample_bilinear": (lambda x, w: F.interpolate(x, scale_factor=2, mode="bilinear"), None),
 }
 
 
@@ -324,7 +329,7 @@ def test_channels_last_results(name, which):
     """channels_last operands give channels_last results where the CPU gives them, backward too."""
     fn, wshape = CHANNELS_LAST_OPS[name]
     if wshape is None and which == "weight":
-        pytest.skip("no weight: elementwise ops follow their input only")
+        pytest.skip("no weight: the op follows its input only")
     cl = torch.channels_last
     x = make_cpu((2, 4, 5, 5))
     w = make_cpu(wshape) if wshape else None

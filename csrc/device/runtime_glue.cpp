@@ -40,6 +40,8 @@ bool has_axon_dtype(at::ScalarType type) {
     case at::kChar:
     case at::kByte:
     case at::kBool:
+    case at::kComplexFloat:
+    case at::kComplexDouble:
       return true;
     default:
       return false;
@@ -68,6 +70,10 @@ axon_dtype to_axon_dtype(at::ScalarType type) {
       return AXON_U8;
     case at::kBool:
       return AXON_BOOL;
+    case at::kComplexFloat:
+      return AXON_C64;
+    case at::kComplexDouble:
+      return AXON_C128;
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "axon: dtype ", type,
                                   " is not supported on the axon device");

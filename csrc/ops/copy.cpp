@@ -20,15 +20,20 @@ namespace axon {
 
 // ---- descriptors --------------------------------------------------------------------------------
 
-namespace {
+namespace {}  // namespace
 
 void set_scalar(axon_ew_desc& d, int k, const at::Scalar& v) {
   d.is_scalar[k] = 1;
+  if (v.isComplex()) {
+    c10::complex<double> z = v.toComplexDouble();
+    d.scalars[k] = z.real();
+    d.scalars_imag[k] = z.imag();
+    d.iscalars[k] = int64_t(z.real());
+    return;
+  }
   d.scalars[k] = v.isBoolean() ? double(v.toBool()) : v.toDouble();
   d.iscalars[k] = v.isFloatingPoint() ? int64_t(v.toDouble()) : v.toLong();
 }
-
-}  // namespace
 
 axon_ew_desc make_ew_desc(const at::TensorIteratorBase& iter) {
   axon_ew_desc d{};
@@ -279,16 +284,24 @@ void device_to_host(const at::Tensor& dst, const at::Tensor& src, bool non_block
   if (!direct) dst.copy_(host);
 }
 
-at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
-  if (dst.numel() == 0) return dst;
+// The same memory without the lazy conjugate and negative bits (views that toggle them).
+at::Tensor without_math_bits(const at::Tensor& t) {
+  at::Tensor raw = t.is_conj() ? t.conj() : t;
+  return raw.is_neg() ? raw._neg_view() : raw;
+}
+
+void copy_raw(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
   TORCH_CHECK_NOT_IMPLEMENTED(
       has_axon_dtype(self.scalar_type()) && has_axon_dtype(dst.scalar_type()),
       "axon: copy between ", self.scalar_type(), " and ", dst.scalar_type(),
-      " is not supported (complex and quantized dtypes are not yet)");
+      " is not supported (quantized and other dtypes axon lacks are not yet)");
   // The checks copy_ makes for CPU tensors (through TensorIterator), which the _copy_from
   // route skips: no element of dst written twice, no partial overlap of dst and self.
   at::assert_no_internal_overlap(dst);
   at::assert_no_partial_overlap(dst, self);
+  if (self.is_complex() && !dst.is_complex()) {
+    TORCH_WARN_ONCE("Casting complex values to real discards the imaginary part");
+  }
   if (is_axon(self) && is_axon(dst)) {
     if (self.device() == dst.device()) {
       device_to_device(dst, self);
@@ -312,6 +325,19 @@ at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blo
     c10::DeviceGuard guard(self.device());
     device_to_host(dst, self.expand_as(dst), non_blocking);
   }
+}
+
+// copy_'s route for axon (ATen's copy_ hands over to _copy_from for backends outside the
+// tree): the elements move as stored, then dst's memory is conjugated or negated where the
+// lazy bits of source and destination differ. _copy_from passes through the Conjugate and
+// Negative keys (registered below): their fallback would materialise the source with clone,
+// which copies through here again.
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) {
+  if (dst.numel() == 0) return dst;
+  at::Tensor raw = without_math_bits(dst);
+  copy_raw(without_math_bits(self), raw, non_blocking);
+  if (self.is_conj() != dst.is_conj()) raw.conj_physical_();
+  if (self.is_neg() != dst.is_neg()) raw.neg_();
   return dst;
 }
 
@@ -432,6 +458,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_local_scalar_dense", local_scalar_dense);
   m.impl("record_stream", record_stream);
   m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
+}
+
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {

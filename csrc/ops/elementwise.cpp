@@ -89,6 +89,16 @@ bool keeps_float_scalars(const char* op) {
   return false;
 }
 
+// The type an op writes: bool for predicates, the real part type for abs and angle of complex
+// numbers, complex for complex() and polar() of real parts, else the compute type.
+at::ScalarType natural_type(const char* op, at::ScalarType compute, Output kind) {
+  if (kind == Output::Bool) return at::kBool;
+  if (at::isComplexType(compute) && (!std::strcmp(op, "abs") || !std::strcmp(op, "angle")))
+    return c10::toRealValueType(compute);
+  if (!std::strcmp(op, "complex") || !std::strcmp(op, "polar")) return c10::toComplexType(compute);
+  return compute;
+}
+
 }  // namespace
 
 Tensor& run_elementwise(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
@@ -96,7 +106,7 @@ Tensor& run_elementwise(const char* op, Tensor& out, std::initializer_list<Tenso
                         std::initializer_list<Scalar> scalars) {
   c10::DeviceGuard guard(out.device());
   check_dtype_supported(compute, out.device().index());
-  at::ScalarType natural = kind == Output::Bool ? at::kBool : compute;
+  at::ScalarType natural = natural_type(op, compute, kind);
   TORCH_CHECK(at::canCast(natural, out.scalar_type()), "result type ", natural,
               " can't be cast to the desired output type ", out.scalar_type());
   at::TensorIteratorConfig config;
@@ -113,12 +123,7 @@ Tensor& run_elementwise(const char* op, Tensor& out, std::initializer_list<Tenso
   for (const Tensor& t : converted) config.add_const_input(t);
   auto iter = config.allow_cpu_scalars(true).check_all_same_dtype(false).build();
   axon_ew_desc d = make_ew_desc(iter);
-  for (const Scalar& s : scalars) {
-    int k = ++d.ninputs;
-    d.is_scalar[k] = 1;
-    d.scalars[k] = s.isBoolean() ? double(s.toBool()) : s.toDouble();
-    d.iscalars[k] = s.isFloatingPoint() ? int64_t(s.toDouble()) : s.toLong();
-  }
+  for (const Scalar& s : scalars) set_scalar(d, ++d.ninputs, s);
   scalars_to_compute(d, compute, !keeps_float_scalars(op));
   AXON_CHECK(axon_elementwise(stream_for(target), op, to_axon_dtype(compute),
                               to_axon_dtype(natural), &d, alpha, beta));
@@ -284,7 +289,7 @@ const char* pow_fast_path(double e, bool floating) {
 
 Tensor& pow_tensor_scalar_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
   at::ScalarType t = compute_type({self}, {exponent}, Promote::Same);
-  if (!exponent.isComplex() && t != at::kBool) {
+  if (!exponent.isComplex() && t != at::kBool && !at::isComplexType(t)) {
     double e = exponent.toDouble();
     if (e == 0.0 || e == 1.0) {
       at::native::resize_output(out, self.sizes());
@@ -368,11 +373,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
                                   v.toDouble());
          });
   m.impl("lerp.Scalar_out", lerp_scalar_out);
-  m.impl(
-      "lerp.Tensor_out",
-      [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
-        return run_elementwise("lerp", out, {s, e, w}, compute_type({s, e, w}, {}, Promote::Same));
-      });
+  m.impl("lerp.Tensor_out",
+         [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
+           return run_elementwise("lerp", out, {s, e, w},
+                                  compute_type({s, e, w}, {}, Promote::Same));
+         });
   OUT2("pow.Tensor_Tensor_out", "pow", Same);
   m.impl("pow.Tensor_Scalar_out", pow_tensor_scalar_out);
   m.impl("pow.Scalar_out", pow_scalar_out);

@@ -88,12 +88,14 @@ std::tuple<Tensor&, Tensor&> frexp_out(const Tensor& self, Tensor& mantissa, Ten
   return {mantissa, exponent};
 }
 
-// angle of a real tensor (complex tensors do not exist on axon); integers give float.
+// angle: 0 or pi for real numbers (integers give float), the argument of complex ones (a real
+// result).
 Tensor& angle_out(const Tensor& self, Tensor& out) {
   return unary("angle", self, out, Promote::IntToFloat);
 }
 Tensor angle(const Tensor& self) {
-  Tensor out = empty_for(self, compute_type({self}, {}, Promote::IntToFloat));
+  at::ScalarType type = compute_type({self}, {}, Promote::IntToFloat);
+  Tensor out = empty_for(self, self.is_complex() ? c10::toRealValueType(type) : type);
   return angle_out(self, out);
 }
 

@@ -9,6 +9,12 @@
 namespace axon {
 namespace {
 
+// Batch and group norm compute in the contiguous layout; their results (and input gradients)
+// take the input's layout, channels-last included, as on the CPU and CUDA.
+at::Tensor in_layout_of(const at::Tensor& t, const at::Tensor& input) {
+  return t.defined() ? t.contiguous(input.suggest_memory_format()) : t;
+}
+
 using at::Tensor;
 
 at::ScalarType acc_type(at::ScalarType t) {
@@ -208,7 +214,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm(const Tensor& input,
     d.y = y.data_ptr();
     AXON_CHECK(axon_norm_apply(stream_for(x), rt(x), &d));
   }
-  return {y, mean.to(input.scalar_type()), rstd.to(input.scalar_type())};
+  return {in_layout_of(y, input), mean.to(input.scalar_type()), rstd.to(input.scalar_type())};
 }
 
 std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
@@ -252,7 +258,7 @@ std::tuple<Tensor, Tensor, Tensor> native_group_norm_backward(
     if (output_mask[1]) gw = dw.to(wt);
     if (output_mask[2]) gb = db.to(wt);
   }
-  return {gx, gw, gb};
+  return {in_layout_of(gx, input), gw, gb};
 }
 
 // ---- batch norm ---------------------------------------------------------------------------------
@@ -317,7 +323,7 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_impl(const Tensor& input,
     if (rm.defined() && !rm.is_same(running_mean)) running_mean.copy_(rm);
     if (rv.defined() && !rv.is_same(running_var)) running_var.copy_(rv);
     AXON_CHECK(axon_norm_apply(stream_for(x), rt(x), &d));
-    return {y, mean.to(stat_t), invstd.to(stat_t)};
+    return {in_layout_of(y, input), mean.to(stat_t), invstd.to(stat_t)};
   }
   TORCH_CHECK(running_mean.defined() && running_var.defined(),
               "batch_norm: running_mean and running_var must be defined in evaluation mode");
@@ -326,7 +332,8 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_impl(const Tensor& input,
   d.rstd = rv.data_ptr();
   d.stat_is_var = 1;
   AXON_CHECK(axon_norm_apply(stream_for(x), rt(x), &d));
-  return {y, at::empty({0}, x.options().dtype(stat_t)), at::empty({0}, x.options().dtype(stat_t))};
+  return {in_layout_of(y, input), at::empty({0}, x.options().dtype(stat_t)),
+          at::empty({0}, x.options().dtype(stat_t))};
 }
 
 Tensor opt(const std::optional<Tensor>& t) {
@@ -420,7 +427,7 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(
     if (output_mask[1]) gw = dw.to(wt);
     if (output_mask[2]) gb = db.to(wt);
   }
-  return {gx, gw, gb};
+  return {in_layout_of(gx, input), gw, gb};
 }
 
 // The newer entry points (torch.export / compile decompositions): the same kernels, plus an

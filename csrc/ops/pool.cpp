@@ -237,7 +237,8 @@ Tensor adaptive_avg_pool(const Tensor& self, at::IntArrayRef output_size, int nd
                 self.sizes());
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - nd);
   shape.insert(shape.end(), output_size.begin(), output_size.end());
-  Tensor out = at::empty(shape, self.options());
+  // The input's layout (channels-last included), as on the CPU: the kernel takes strides.
+  Tensor out = at::empty(shape, self.options().memory_format(self.suggest_memory_format()));
   axon_spatial_desc d = spatial(self, out, nd);
   AXON_CHECK(axon_pool(stream_for(self), rt(self), AXON_POOL_ADAPTIVE_AVG, &d));
   return out;
@@ -247,7 +248,7 @@ Tensor adaptive_avg_pool_backward(const Tensor& grad_output, const Tensor& self,
   c10::DeviceGuard guard(self.device());
   check_floating(self, "adaptive_avg_pool backward");
   Tensor g = grad_output.contiguous();
-  Tensor gi = at::empty(self.sizes(), self.options());
+  Tensor gi = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
   axon_spatial_desc d = spatial(gi, g, nd);
   AXON_CHECK(axon_pool_backward(stream_for(g), rt(g), AXON_POOL_ADAPTIVE_AVG, &d));
   return gi;

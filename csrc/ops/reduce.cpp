@@ -5,6 +5,7 @@
 #include <torch/library.h>
 
 #include <bitset>
+#include <cstring>
 
 #include "axon_glue.h"
 
@@ -85,6 +86,16 @@ std::vector<IterDim> fold(const std::vector<IterDim>& dims) {
 void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimMask& mask,
                  bool keepdim, const ReduceArgs& args = {}) {
   c10::DeviceGuard guard(in.device());
+  if (in.is_complex()) {
+    // Sums add real and imaginary parts apart: the reduction of the (real, imaginary) pairs,
+    // the pair dim kept.
+    TORCH_CHECK_NOT_IMPLEMENTED(std::strcmp(op, "sum") == 0 && !args.indices, "axon: ", op,
+                                " of complex tensors is not supported yet");
+    at::native::resize_output(out, reduced_shape(in, mask, keepdim));
+    reduce_into(op, at::view_as_real(in.resolve_conj()), at::view_as_real(out), mask, keepdim,
+                args);
+    return;
+  }
   check_dtype_supported(in.scalar_type(), in.device().index());
   auto shape = reduced_shape(in, mask, keepdim);
   at::native::resize_output(out, shape);

@@ -1,7 +1,8 @@
 /*
  * Definitions shared by every kernel family; prepended to each family's source.
  *
- * A program is built for one element type, chosen by one of -DDT_F32 ... -DDT_BOOL:
+ * A program is built for one element type, chosen by one of -DDT_F32 ... -DDT_BOOL, -DDT_C64,
+ * -DDT_C128 (complex: the family ew_common+complex only):
  *   ST          its storage type
  *   CT          the type arithmetic happens in (float for float16 / bfloat16, int for the
  *               narrow integers, as C's promotions do)
@@ -91,6 +92,16 @@ inline ushort float_to_bf16(float f) {
 #define ST_I8(p, i, v) (((__global char *)(p))[i] = (char)(long)(v))
 #define ST_U8(p, i, v) (((__global uchar *)(p))[i] = (uchar)(long)(v))
 #define ST_BOOL(p, i, v) (((__global uchar *)(p))[i] = (uchar)((v) != 0))
+/* Complex numbers are (real, imaginary) pairs of float or double. ST_C64 stores a complex
+ * value; ST_C64_REAL a real one (imaginary part zero), for casts from the real types. */
+#define LD_C64(p, i) vload2((i), (__global const float *)(p))
+#define ST_C64(p, i, v) vstore2(convert_float2(v), (i), (__global float *)(p))
+#define ST_C64_REAL(p, i, v) vstore2((float2)((float)(v), 0.0f), (i), (__global float *)(p))
+#ifdef HAS_FP64
+#define LD_C128(p, i) vload2((i), (__global const double *)(p))
+#define ST_C128(p, i, v) vstore2(convert_double2(v), (i), (__global double *)(p))
+#define ST_C128_REAL(p, i, v) vstore2((double2)((double)(v), 0.0), (i), (__global double *)(p))
+#endif
 
 #if defined(DT_F32)
 typedef float CT;
@@ -143,6 +154,18 @@ typedef int CT;
 #define IS_UNSIGNED 1
 #define CT_MIN 0
 #define CT_MAX UCHAR_MAX
+#elif defined(DT_C64)
+typedef float2 CT;
+typedef float RT; /* the type of a part */
+#define IS_COMPLEX 1
+#define LOAD LD_C64
+#define STORE ST_C64
+#elif defined(DT_C128)
+typedef double2 CT;
+typedef double RT;
+#define IS_COMPLEX 1
+#define LOAD LD_C128
+#define STORE ST_C128
 #elif defined(DT_BOOL)
 typedef int CT;
 #define LOAD LD_BOOL

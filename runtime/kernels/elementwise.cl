@@ -497,6 +497,22 @@ BINARY(fmax, STORE, a > b ? a : b)
 BINARY(fmin, STORE, a < b ? a : b)
 #endif
 
+/* ---- complex numbers from real parts: complex(real, imag), polar(abs, angle) ---------------- */
+#if defined(DT_F32) || defined(DT_F64)
+#ifdef DT_F32
+typedef float2 PAIR;
+#else
+typedef double2 PAIR;
+#endif
+#define ST_PAIR(p, i, re, im) vstore2((PAIR)((re), (im)), (i), (__global CT *)(p))
+EW_KERNEL(complex, 2, { ST_PAIR(PTR(o), off[0], IN(1, x, s1), IN(2, y, s2)); })
+EW_KERNEL(polar, 2, {
+  CT r = IN(1, x, s1);
+  CT t = IN(2, y, s2);
+  ST_PAIR(PTR(o), off[0], r * cos(t), r * sin(t));
+})
+#endif
+
 /* ---- conversions: cast_<dst> reads this program's type and writes dst ----------------------- */
 #define CAST(dst, ST_DST) EW_KERNEL(cast_##dst, 1, { ST_DST(PTR(o), off[0], IN(1, x, s1)); })
 /* Float to float casts also in the vector form (PoCL converts a half at a time otherwise). */
@@ -513,6 +529,8 @@ CAST(i16, ST_I16)
 CAST(i8, ST_I8)
 CAST(u8, ST_U8)
 CAST(bool, ST_BOOL)
+CAST(c64, ST_C64_REAL)
 #ifdef HAS_FP64
 CAST(f64, ST_F64)
+CAST(c128, ST_C128_REAL)
 #endif

@@ -229,5 +229,5 @@ axon_status_t axon_device_get_info(int index, axon_device_info *info) {
 int axon_device_supports_dtype(int index, axon_dtype dtype) {
   axon_device *d;
   if ((unsigned)dtype >= AXON_DTYPE_COUNT || axon_device_get(index, &d) != AXON_SUCCESS) return 0;
-  return dtype != AXON_F64 || d->info.has_fp64;
+  return (dtype != AXON_F64 && dtype != AXON_C128) || d->info.has_fp64;
 }

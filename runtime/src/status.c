@@ -89,11 +89,12 @@ static const struct {
   size_t size;
   const char *macro; /* -D options selecting kernels/common.cl's definitions */
 } dtype_table[AXON_DTYPE_COUNT] = {
-    [AXON_F32] = {"float32", 4, "-DDT_F32"}, [AXON_F64] = {"float64", 8, "-DDT_F64"},
-    [AXON_F16] = {"float16", 2, "-DDT_F16"}, [AXON_BF16] = {"bfloat16", 2, "-DDT_BF16"},
-    [AXON_I64] = {"int64", 8, "-DDT_I64"},   [AXON_I32] = {"int32", 4, "-DDT_I32"},
-    [AXON_I16] = {"int16", 2, "-DDT_I16"},   [AXON_I8] = {"int8", 1, "-DDT_I8"},
-    [AXON_U8] = {"uint8", 1, "-DDT_U8"},     [AXON_BOOL] = {"bool", 1, "-DDT_BOOL"},
+    [AXON_F32] = {"float32", 4, "-DDT_F32"},   [AXON_F64] = {"float64", 8, "-DDT_F64"},
+    [AXON_F16] = {"float16", 2, "-DDT_F16"},   [AXON_BF16] = {"bfloat16", 2, "-DDT_BF16"},
+    [AXON_I64] = {"int64", 8, "-DDT_I64"},     [AXON_I32] = {"int32", 4, "-DDT_I32"},
+    [AXON_I16] = {"int16", 2, "-DDT_I16"},     [AXON_I8] = {"int8", 1, "-DDT_I8"},
+    [AXON_U8] = {"uint8", 1, "-DDT_U8"},       [AXON_BOOL] = {"bool", 1, "-DDT_BOOL"},
+    [AXON_C64] = {"complex64", 8, "-DDT_C64"}, [AXON_C128] = {"complex128", 16, "-DDT_C128"},
 };
 
 size_t axon_dtype_size(axon_dtype dtype) {

@@ -5,7 +5,7 @@ Each architecture's record is appended to a JSON-lines file as soon as it is don
 architecture that killed the process is recorded as such instead of being retried.
 
     python -m torch_axon.models [--family causal-lm,masked-lm,seq2seq] [--only llama,gpt2]
-                                [--fresh] [--timeout 300]
+                                [--redo] [--fresh] [--timeout 300]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--family", default=",".join(hf.FAMILIES), help="comma-separated: " + ", ".join(hf.FAMILIES))
     p.add_argument("--only", default="", help="comma-separated architecture names (model_type)")
     p.add_argument("--fresh", action="store_true", help="forget earlier records")
+    p.add_argument("--redo", action="store_true", help="run the selected architectures again (with --only)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per architecture")
     p.add_argument("--jsonl", default="docs/models.jsonl")
     p.add_argument("--markdown", default="docs/models.md")
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
         (fam, arch)
         for fam in args.family.split(",")
         for arch in sorted(hf.architectures(fam))
-        if (not only or arch in only) and (fam, arch) not in done
+        if (not only or arch in only) and ((fam, arch) not in done or (args.redo and only))
     ]
     total = len(todo)
     start = time.perf_counter()

@@ -62,6 +62,8 @@ typedef enum axon_dtype {
   AXON_I8,
   AXON_U8,
   AXON_BOOL,
+  AXON_C64,  /* complex64: (real, imaginary) float32 pairs */
+  AXON_C128, /* complex128: float64 pairs (devices with cl_khr_fp64) */
   AXON_DTYPE_COUNT
 } axon_dtype;
 
@@ -236,7 +238,8 @@ typedef struct axon_ew_desc {
   int64_t strides[AXON_MAX_OPERANDS][AXON_MAX_DIMS];
   const void *data[AXON_MAX_OPERANDS]; /* device addresses of element 0 */
   int is_scalar[AXON_MAX_OPERANDS];
-  double scalars[AXON_MAX_OPERANDS]; /* values of scalar inputs */
+  double scalars[AXON_MAX_OPERANDS];      /* values of scalar inputs */
+  double scalars_imag[AXON_MAX_OPERANDS]; /* their imaginary parts (complex dtypes) */
   int64_t iscalars[AXON_MAX_OPERANDS];
 } axon_ew_desc;
 

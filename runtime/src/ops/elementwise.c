@@ -85,7 +85,9 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   /* The contiguous variant takes only the head of the geometry (ew_line in ew_common.cl). */
   args[4] = bytes_arg(&g, line ? offsetof(ew_geom, sizes) : sizeof g);
   for (int k = 0; k < 3; k++) {
-    s[k] = make_scalar(dtype, d->scalars[k + 1], d->iscalars[k + 1], integral);
+    s[k] = is_complex_dtype(dtype)
+               ? make_complex_scalar(dtype, d->scalars[k + 1], d->scalars_imag[k + 1])
+               : make_scalar(dtype, d->scalars[k + 1], d->iscalars[k + 1], integral);
     args[5 + k] = bytes_arg(&s[k].v, s[k].size);
   }
   args[8] = bytes_arg(&a.v, a.size);
@@ -134,6 +136,8 @@ axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype 
   char family[64] = "ew_common+elementwise", kernel[64];
   const char *slash = strchr(op, '/');
   if (slash) snprintf(family, sizeof family, "ew_common+%.*s", (int)(slash - op), op);
+  /* Complex numbers have a family of their own, with the same kernel names. */
+  if (!slash && is_complex_dtype(dtype)) snprintf(family, sizeof family, "ew_common+complex");
   join3(kernel, sizeof kernel, "ew_", slash ? slash + 1 : op, NULL);
   axon_status_t st = run(stream, family, kernel, dtype, desc, alpha, beta);
   if (st == CL_INVALID_KERNEL_NAME)
@@ -146,7 +150,7 @@ static const char *cast_names[AXON_DTYPE_COUNT] = {
     [AXON_F32] = "ew_cast_f32",   [AXON_F64] = "ew_cast_f64", [AXON_F16] = "ew_cast_f16",
     [AXON_BF16] = "ew_cast_bf16", [AXON_I64] = "ew_cast_i64", [AXON_I32] = "ew_cast_i32",
     [AXON_I16] = "ew_cast_i16",   [AXON_I8] = "ew_cast_i8",   [AXON_U8] = "ew_cast_u8",
-    [AXON_BOOL] = "ew_cast_bool"};
+    [AXON_BOOL] = "ew_cast_bool", [AXON_C64] = "ew_cast_c64", [AXON_C128] = "ew_cast_c128"};
 
 axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_dtype,
                         const axon_ew_desc *desc) {
@@ -155,5 +159,6 @@ axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_d
   if (!axon_device_supports_dtype(axon_stream_device(stream), out_dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
                      axon_dtype_name(out_dtype), axon_stream_device(stream));
-  return run(stream, "ew_common+elementwise", cast_names[out_dtype], dtype, desc, 0.0, 0.0);
+  const char *family = is_complex_dtype(dtype) ? "ew_common+complex" : "ew_common+elementwise";
+  return run(stream, family, cast_names[out_dtype], dtype, desc, 0.0, 0.0);
 }

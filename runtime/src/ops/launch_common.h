@@ -21,6 +21,8 @@ typedef struct compute_scalar {
     double d;
     int32_t i;
     int64_t l;
+    float c[2];  /* complex64: real, imaginary */
+    double z[2]; /* complex128 */
   } v;
   size_t size;
 } compute_scalar;
@@ -44,12 +46,31 @@ static inline compute_scalar make_scalar(axon_dtype dtype, double value, int64_t
       s.v.l = use_int ? ivalue : (int64_t)value;
       s.size = 8;
       break;
+    case AXON_C64: /* a real value; make_complex_scalar gives the imaginary part too */
+      s.v.c[0] = (float)value;
+      s.size = 8;
+      break;
+    case AXON_C128:
+      s.v.z[0] = value;
+      s.size = 16;
+      break;
     default:
       s.v.i = (int32_t)(use_int ? ivalue : (int64_t)value);
       s.size = 4;
       break;
   }
   return s;
+}
+
+static inline compute_scalar make_complex_scalar(axon_dtype dtype, double re, double im) {
+  compute_scalar s = make_scalar(dtype, re, 0, 0);
+  if (dtype == AXON_C64) s.v.c[1] = (float)im;
+  if (dtype == AXON_C128) s.v.z[1] = im;
+  return s;
+}
+
+static inline int is_complex_dtype(axon_dtype dtype) {
+  return dtype == AXON_C64 || dtype == AXON_C128;
 }
 
 static inline axon_arg buffer_arg(const void *ptr) {

@@ -1,0 +1,136 @@
+// Discrete Fourier transforms. torch.fft's functions (fft, ifft, rfft, irfft, fftn, hfft, stft
+// ...) reduce to three ops: complex to complex, real to complex and complex to real, each over
+// a list of dims. Every dim is a batch of 1-D transforms along the last axis of a contiguous
+// copy (runtime/src/ops/fft.c: radix-2 for powers of two, Bluestein for other lengths);
+// normalisation is a multiply afterwards.
+#include <ATen/native/Resize.h>
+#include <torch/library.h>
+
+#include <cmath>
+
+#include "axon/fft.h"
+#include "axon_glue.h"
+
+namespace axon {
+namespace {
+
+using at::Tensor;
+
+// Unnormalised 1-D transforms of complex `x` along `dim`.
+Tensor transform_along(const Tensor& x, int64_t dim, bool inverse) {
+  Tensor rows = x.movedim(dim, -1).contiguous();
+  Tensor out = at::empty_like(rows);
+  int64_t n = rows.size(-1);
+  if (rows.numel() > 0) {
+    int64_t batch = rows.numel() / n;
+    Tensor scratch = at::empty({axon_fft_scratch_elements(batch, n)}, rows.options());
+    axon_fft_desc d{};
+    d.batch = batch;
+    d.n = n;
+    d.inverse = inverse;
+    d.in = rows.data_ptr();
+    d.out = out.data_ptr();
+    d.scratch = scratch.data_ptr();
+    AXON_CHECK(axon_fft(stream_for(rows), to_axon_dtype(rows.scalar_type()), &d));
+  }
+  return out.movedim(-1, dim);
+}
+
+// PyTorch's normalisation modes: 0 none, 1 by 1 / sqrt(n), 2 by 1 / n, n the number of
+// elements of one signal (the product of the transformed sizes).
+Tensor normalized(Tensor t, int64_t mode, double signal_numel) {
+  if (mode == 1) t.mul_(1.0 / std::sqrt(signal_numel));
+  if (mode == 2) t.mul_(1.0 / signal_numel);
+  return t;
+}
+
+// The input as its values are: conjugate and negative bits resolved, on a supported dtype.
+Tensor prepared(const Tensor& self, const char* op) {
+  c10::DeviceGuard guard(self.device());
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  TORCH_CHECK_NOT_IMPLEMENTED(self.scalar_type() != at::kComplexHalf, "axon: ", op,
+                              " of complex32 is not supported");
+  return self.resolve_conj().resolve_neg();
+}
+
+Tensor fft_c2c(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward) {
+  TORCH_CHECK(self.is_complex(), "_fft_c2c expects a complex input, got ", self.scalar_type());
+  c10::DeviceGuard guard(self.device());
+  Tensor out = prepared(self, "fft");
+  double numel = 1;
+  for (int64_t d : dim) {
+    int64_t w = c10::maybe_wrap_dim(d, self.dim());
+    out = transform_along(out, w, !forward);
+    numel *= double(self.size(w));
+  }
+  if (dim.empty()) out = out.clone();
+  return normalized(out, normalization, numel);
+}
+
+Tensor fft_r2c(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
+  TORCH_CHECK(self.is_floating_point(), "_fft_r2c expects a real input, got ", self.scalar_type());
+  TORCH_CHECK(!dim.empty(), "_fft_r2c: no dims to transform");
+  c10::DeviceGuard guard(self.device());
+  Tensor x = prepared(self, "rfft").to(c10::toComplexType(self.scalar_type()));
+  Tensor out = fft_c2c(x, dim, normalization, /*forward=*/true);
+  if (!onesided) return out;
+  int64_t last = c10::maybe_wrap_dim(dim.back(), self.dim());
+  return out.narrow(last, 0, self.size(last) / 2 + 1);
+}
+
+// The inverse of a one-sided spectrum along dim.back() (its first last_dim_size / 2 + 1 terms
+// are read), full along the others: a real result of size last_dim_size there.
+Tensor fft_c2r(const Tensor& self, at::IntArrayRef dim, int64_t normalization,
+               int64_t last_dim_size) {
+  TORCH_CHECK(self.is_complex(), "_fft_c2r expects a complex input, got ", self.scalar_type());
+  TORCH_CHECK(!dim.empty() && last_dim_size >= 1, "_fft_c2r: bad dims or output size");
+  c10::DeviceGuard guard(self.device());
+  int64_t last = c10::maybe_wrap_dim(dim.back(), self.dim());
+  int64_t n = last_dim_size, half = n / 2 + 1;
+  TORCH_CHECK(self.size(last) >= half, "_fft_c2r: expected at least ", half, " terms along dim ",
+              last, ", got ", self.size(last));
+  Tensor x = fft_c2c(self, dim.slice(0, dim.size() - 1), 0, /*forward=*/false);
+  Tensor rows = x.narrow(last, 0, half).movedim(last, -1).contiguous();
+  std::vector<int64_t> shape = rows.sizes().vec();
+  shape.back() = n;
+  Tensor full = at::empty(shape, rows.options());
+  AXON_CHECK(axon_fft_hermitian_extend(stream_for(rows), to_axon_dtype(rows.scalar_type()),
+                                       rows.data_ptr(), full.data_ptr(), rows.numel() / half, half,
+                                       n));
+  Tensor real = at::real(transform_along(full, -1, /*inverse=*/true)).movedim(-1, last);
+  double numel = double(n);
+  for (size_t i = 0; i + 1 < dim.size(); i++)
+    numel *= double(self.size(c10::maybe_wrap_dim(dim[i], self.dim())));
+  return normalized(real.contiguous(), normalization, numel);
+}
+
+Tensor& into(const Tensor& result, Tensor& out) {
+  at::native::resize_output(out, result.sizes());
+  return out.copy_(result);
+}
+
+Tensor& fft_c2c_out(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward,
+                    Tensor& out) {
+  return into(fft_c2c(self, dim, normalization, forward), out);
+}
+Tensor& fft_r2c_out(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided,
+                    Tensor& out) {
+  return into(fft_r2c(self, dim, normalization, onesided), out);
+}
+Tensor& fft_c2r_out(const Tensor& self, at::IntArrayRef dim, int64_t normalization,
+                    int64_t last_dim_size, Tensor& out) {
+  return into(fft_c2r(self, dim, normalization, last_dim_size), out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_fft_c2c", fft_c2c);
+  m.impl("_fft_c2c.out", fft_c2c_out);
+  m.impl("_fft_r2c", fft_r2c);
+  m.impl("_fft_r2c.out", fft_r2c_out);
+  m.impl("_fft_c2r", fft_c2r);
+  m.impl("_fft_c2r.out", fft_c2r_out);
+}
+
+}  // namespace axon

@@ -1,0 +1,150 @@
+"""Complex dtypes on axon (kernels/complex.cl, csrc/ops/complex.cpp): storage, copies, views,
+arithmetic and math, sums, and a Llama-4-style rotary embedding, compared with the CPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import DEVICE, compare
+
+pytestmark = pytest.mark.usefixtures("no_fallback")
+
+CDTYPES = [torch.complex64, torch.complex128]
+TOL = {torch.complex64: {"atol": 2e-6, "rtol": 2e-5}, torch.complex128: {"atol": 1e-12, "rtol": 1e-12}}
+
+
+def crand(*shape, dtype=torch.complex64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(*shape, dtype=dtype, generator=g)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_copies_and_views(dtype):
+    z = crand(3, 5, dtype=dtype)
+    ax = z.to(DEVICE)
+    assert ax.dtype == dtype and ax.device.type == "axon"
+    compare(z, ax)
+    compare(z.t().contiguous(), ax.t().contiguous())  # a strided copy on the device
+    compare(torch.view_as_real(z), torch.view_as_real(ax))
+    r = torch.randn(4, 3, 2, dtype=torch.float32 if dtype == torch.complex64 else torch.float64)
+    compare(torch.view_as_complex(r), torch.view_as_complex(r.to(DEVICE)))
+    compare(z.real, ax.real)
+    compare(z.imag, ax.imag)
+    compare(
+        z.to(torch.complex128 if dtype == torch.complex64 else torch.complex64),
+        ax.to(torch.complex128 if dtype == torch.complex64 else torch.complex64),
+    )
+    real = torch.randn(4, 3)
+    compare(real.to(dtype), real.to(DEVICE).to(dtype))
+    compare(torch.full((2, 3), 1.5 - 2j, dtype=dtype), torch.full((2, 3), 1.5 - 2j, dtype=dtype, device=DEVICE))
+    compare(torch.zeros(2, dtype=dtype), torch.zeros(2, dtype=dtype, device=DEVICE))
+
+
+@pytest.mark.filterwarnings("ignore:Casting complex values to real")
+def test_complex_to_real_keeps_the_real_part():
+    z = crand(5)
+    compare(z.to(torch.float32), z.to(DEVICE).to(torch.float32))
+    compare(z.to(torch.int64), z.to(DEVICE).to(torch.int64))
+
+
+BINARY = {
+    "add": lambda a, b: a + b,
+    "add_alpha": lambda a, b: torch.add(a, b, alpha=2),
+    "sub": lambda a, b: a - b,
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "pow": lambda a, b: a**b,
+    "eq": lambda a, b: a == b,
+    "ne": lambda a, b: a != b,
+}
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("name", list(BINARY))
+def test_binary(name, dtype):
+    fn = BINARY[name]
+    a, b = crand(4, 5, dtype=dtype, seed=1), crand(5, dtype=dtype, seed=2)  # broadcast
+    compare(fn(a, b), fn(a.to(DEVICE), b.to(DEVICE)), **TOL[dtype])
+    compare(fn(a, 0.5 - 1.5j), fn(a.to(DEVICE), 0.5 - 1.5j), **TOL[dtype])  # a complex scalar
+    real = torch.randn(5, dtype=torch.float32)  # mixed with a real tensor
+    compare(fn(a, real), fn(a.to(DEVICE), real.to(DEVICE)), **TOL[dtype])
+
+
+UNARY = {
+    "neg": torch.neg,
+    "conj_physical": torch.conj_physical,
+    "conj_resolved": lambda z: z.conj().resolve_conj(),
+    "reciprocal": torch.reciprocal,
+    "exp": torch.exp,
+    "log": torch.log,
+    "sqrt": torch.sqrt,
+    "rsqrt": torch.rsqrt,
+    "sin": torch.sin,
+    "cos": torch.cos,
+    "tanh": torch.tanh,
+    "sigmoid": torch.sigmoid,
+    "sgn": torch.sgn,
+    "abs": torch.abs,
+    "angle": torch.angle,
+    "isnan": torch.isnan,
+    "isfinite": torch.isfinite,
+}
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary(name, dtype):
+    z = crand(6, 7, dtype=dtype, seed=3)
+    z[0, 0] = 0
+    z[0, 1] = -2.0  # the negative real axis (log, sqrt branch cut)
+    z[0, 2] = complex(0.0, -3.0)
+    got = UNARY[name](z.to(DEVICE))
+    want = UNARY[name](z)
+    assert got.dtype == want.dtype
+    compare(want, got, **TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_sums(dtype):
+    z = crand(3, 4, 5, dtype=dtype, seed=4)
+    ax = z.to(DEVICE)
+    compare(z.sum(), ax.sum(), **TOL[dtype])
+    compare(z.sum(1), ax.sum(1), **TOL[dtype])
+    compare(z.mean((0, 2), keepdim=True), ax.mean((0, 2), keepdim=True), **TOL[dtype])
+    compare(z.conj().sum(0), ax.conj().sum(0), **TOL[dtype])
+
+
+def test_complex_and_polar_from_parts():
+    a, b = torch.rand(3, 4), torch.randn(3, 4)
+    compare(torch.complex(a, b), torch.complex(a.to(DEVICE), b.to(DEVICE)))
+    compare(torch.polar(a, b), torch.polar(a.to(DEVICE), b.to(DEVICE)), atol=1e-6, rtol=1e-5)
+    compare(
+        torch.polar(a.double(), b.double()),
+        torch.polar(a.double().to(DEVICE), b.double().to(DEVICE)),
+        **TOL[torch.complex128],
+    )
+
+
+def test_autograd_through_complex_ops():
+    x = torch.randn(4, 6, 2)
+    w = crand(4, 6, seed=5)
+    xs = [x.clone().requires_grad_(), x.to(DEVICE).requires_grad_()]
+    for t, ww in zip(xs, [w, w.to(DEVICE)], strict=True):
+        z = torch.view_as_complex(t) * ww
+        (z.abs() + torch.view_as_real(z.exp()).sum(-1)).sum().backward()
+    compare(xs[0].grad, xs[1].grad, atol=1e-5, rtol=1e-4)
+
+
+def test_llama4_style_rotary_embedding():
+    """Llama 4's rotary embedding multiplies query pairs, viewed as complex, by polar factors."""
+    batch, seq, heads, dim = 2, 5, 3, 8
+    q = torch.randn(batch, seq, heads, dim)
+    inv = 1.0 / (10000 ** (torch.arange(0, dim, 2).float() / dim))
+    angles = torch.outer(torch.arange(seq).float(), inv)
+
+    def rotate(q, angles):
+        freqs = torch.polar(torch.ones_like(angles), angles)
+        qc = torch.view_as_complex(q.float().reshape(*q.shape[:-1], -1, 2))
+        return torch.view_as_real(qc * freqs[None, :, None, :]).flatten(3).type_as(q)
+
+    compare(rotate(q, angles), rotate(q.to(DEVICE), angles.to(DEVICE)), atol=1e-6, rtol=1e-5)
