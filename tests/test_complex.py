@@ -148,3 +148,21 @@ def test_llama4_style_rotary_embedding():
         return torch.view_as_real(qc * freqs[None, :, None, :]).flatten(3).type_as(q)
 
     compare(rotate(q, angles), rotate(q.to(DEVICE), angles.to(DEVICE)), atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_matrix_products(dtype):
+    """Complex products through the host BLAS (cgemm / zgemm) or CLBlast, conjugates resolved."""
+    a, b = crand(5, 7, dtype=dtype, seed=6), crand(7, 3, dtype=dtype, seed=7)
+    ax, bx = a.to(DEVICE), b.to(DEVICE)
+    compare(a @ b, ax @ bx, **TOL[dtype])
+    compare(a @ b.conj().t().conj().t(), ax @ bx.conj().t().conj().t(), **TOL[dtype])
+    compare(a.mH @ a, ax.mH @ ax, **TOL[dtype])  # conjugate transpose
+    batch = crand(2, 5, 7, dtype=dtype, seed=8)
+    compare(torch.bmm(batch, b.expand(2, 7, 3)), torch.bmm(batch.to(DEVICE), bx.expand(2, 7, 3)), **TOL[dtype])
+    compare(a[:, :0] @ b[:0], ax[:, :0] @ bx[:0])  # an empty inner dimension
+    x = a.clone().requires_grad_()
+    xa = ax.clone().requires_grad_()
+    (x @ b).abs().sum().backward()
+    (xa @ bx).abs().sum().backward()
+    compare(x.grad, xa.grad, **TOL[dtype])

@@ -48,8 +48,16 @@ void gemm(const Tensor& a, const Tensor& b, const Tensor& out, double alpha, dou
               "expected m1 and m2 to have the same dtype, but got: ", a.scalar_type(),
               " != ", b.scalar_type());
   if (out.numel() == 0) return;
+  if (out.is_complex() && a.size(2) == 0) {  // no portable complex kernel does C = beta C
+    if (beta == 0)
+      out.zero_();
+    else
+      out.mul_(beta);
+    return;
+  }
   Layout la{}, lb{};
-  Tensor A = blas_operand(a, la), B = blas_operand(b, lb);
+  // BLAS reads memory as stored: a lazily conjugated complex operand is conjugated first.
+  Tensor A = blas_operand(a.resolve_conj(), la), B = blas_operand(b.resolve_conj(), lb);
   auto lc = blas_layout(out.size(1), out.size(2), out.stride(1), out.stride(2));
   bool direct = lc && !lc->trans && (out.size(0) == 1 || out.stride(0) > 0);
   Tensor C = direct ? out : at::empty(out.sizes(), out.options());

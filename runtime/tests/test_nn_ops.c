@@ -1,7 +1,9 @@
 /* Tests of the neural-network layer launchers (convolution unfolding, pooling, normalization,
  * resampling, padding, embedding backward) against references computed on the host. */
+#include <math.h>
 #include <stdint.h>
 
+#include "axon/fft.h"
 #include "harness.h"
 
 #define DEV 0
@@ -330,6 +332,55 @@ static void test_embedding(axon_stream_t s) {
   axon_free(dg), axon_free(di), axon_free(dsc), axon_free(dout);
 }
 
+/* The transform of 3 rows of lengths that take each path (a power of two, Bluestein), forward
+ * and inverse, against a direct DFT in double on the host. */
+static void test_fft(axon_stream_t s) {
+  static const int64_t lengths[] = {1, 8, 6, 13};
+  enum { BATCH = 3 };
+  for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++) {
+    for (int inverse = 0; inverse <= 1; inverse++) {
+      int64_t n = lengths[l], total = BATCH * n;
+      float *x = malloc(sizeof(float) * 2 * (size_t)total),
+            *y = malloc(sizeof(float) * 2 * (size_t)total);
+      for (int64_t i = 0; i < 2 * total; i++) x[i] = (float)((i * 37 % 23) - 11) / 7.0f;
+      size_t scratch_bytes = 8 * (size_t)axon_fft_scratch_elements(BATCH, n);
+      void *din = up(x, 8 * (size_t)total), *dout = dev_fill(8 * (size_t)total, 0),
+           *dscratch = dev_fill(scratch_bytes, 0);
+      axon_fft_desc d = {BATCH, n, inverse, din, dout, dscratch};
+      CHECK_OK(axon_fft(s, AXON_C64, &d));
+      CHECK(down(y, dout, 8 * (size_t)total), "download");
+      double worst = 0;
+      for (int64_t b = 0; b < BATCH; b++)
+        for (int64_t j = 0; j < n; j++) {
+          double re = 0, im = 0;
+          for (int64_t k = 0; k < n; k++) {
+            double a = (inverse ? 2 : -2) * M_PI * (double)((j * k) % n) / (double)n;
+            double xr = x[2 * (b * n + k)], xi = x[2 * (b * n + k) + 1];
+            re += xr * cos(a) - xi * sin(a);
+            im += xr * sin(a) + xi * cos(a);
+          }
+          worst = fmax(worst, fabs(re - y[2 * (b * n + j)]) + fabs(im - y[2 * (b * n + j) + 1]));
+        }
+      CHECK(worst < 1e-4, "fft n=%lld %s matches a direct DFT (worst %.2g)", (long long)n,
+            inverse ? "inverse" : "forward", worst);
+      axon_free(din);
+      axon_free(dout);
+      axon_free(dscratch);
+      free(x);
+      free(y);
+    }
+  }
+  float half[2 * 3] = {1, 2, 3, 4, 5, 6}, full[2 * 4];
+  void *dh = up(half, sizeof half), *df = dev_fill(sizeof full, 0);
+  CHECK_OK(axon_fft_hermitian_extend(s, AXON_C64, dh, df, 1, 3, 4));
+  CHECK(down(full, df, sizeof full), "download");
+  CHECK(full[6] == 3 && full[7] == -4, "the term above half is the conjugate of its mirror");
+  CHECK_STATUS(axon_fft(s, AXON_F32, &(axon_fft_desc){1, 4, 0, dh, df, dh}),
+               AXON_ERROR_UNSUPPORTED_DTYPE);
+  axon_free(dh);
+  axon_free(df);
+}
+
 int main(void) {
   int count = 0;
   REQUIRE_OK(axon_device_count(&count));
@@ -344,6 +395,7 @@ int main(void) {
   test_norm(s);
   test_resample(s);
   test_embedding(s);
+  test_fft(s);
   REQUIRE_OK(axon_stream_sync(s));
   return harness_summary();
 }

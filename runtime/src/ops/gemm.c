@@ -2,8 +2,9 @@
  * Matrix products. The path is chosen per device class (design section 5):
  *  - host BLAS inside the queue: on CPU-class devices that run native kernels, OpenBLAS is
  *    called from clEnqueueNativeKernel with the buffers' own memory (zero-copy, in order);
- *  - CLBlast: on other devices, for float32 / float64;
- *  - the tiled kernel of kernels/gemm.cl: everything else.
+ *  - CLBlast: on other devices, for float32 / float64 / complex64 / complex128;
+ *  - the tiled kernel of kernels/gemm.cl: everything else (real dtypes; complex products have
+ *    no kernel of their own and need one of the two libraries).
  * AXON_GEMM=host|clblast|kernel forces a path where it can run.
  */
 #include "launch_common.h" /* first: it fixes the OpenCL target version */
@@ -16,7 +17,7 @@
 #include <strings.h>
 
 static int is_blas_dtype(axon_dtype dtype) {
-  return dtype == AXON_F32 || dtype == AXON_F64;
+  return dtype == AXON_F32 || dtype == AXON_F64 || is_complex_dtype(dtype);
 }
 
 axon_gemm_path axon_gemm_path_for(axon_stream_t stream, axon_dtype dtype) {
@@ -83,7 +84,17 @@ static void run_host_gemm(void *p, void *const *ptrs) {
   for (int64_t i = 0; i < d->batch; i++) {
     char *ai = a + (size_t)(i * d->stride_a) * es, *bi = b + (size_t)(i * d->stride_b) * es;
     char *ci = c + (size_t)(i * d->stride_c) * es;
-    if (g->dtype == AXON_F32) {
+    if (is_complex_dtype(g->dtype)) {
+      /* alpha and beta are real: (value, 0) pairs of the part type */
+      float fa[2] = {(float)d->alpha, 0}, fb[2] = {(float)d->beta, 0};
+      double da[2] = {d->alpha, 0}, db[2] = {d->beta, 0};
+      if (g->dtype == AXON_C64)
+        cblas_cgemm(CblasRowMajor, ta, tb, (int)d->m, (int)d->n, (int)d->k, fa, ai, (int)d->lda, bi,
+                    (int)d->ldb, fb, ci, (int)d->ldc);
+      else
+        cblas_zgemm(CblasRowMajor, ta, tb, (int)d->m, (int)d->n, (int)d->k, da, ai, (int)d->lda, bi,
+                    (int)d->ldb, db, ci, (int)d->ldc);
+    } else if (g->dtype == AXON_F32) {
       if (!cblas_sgemv_product(d, (float *)ai, (float *)bi, (float *)ci))
         cblas_sgemm(CblasRowMajor, ta, tb, (int)d->m, (int)d->n, (int)d->k, (float)d->alpha,
                     (float *)ai, (int)d->lda, (float *)bi, (int)d->ldb, (float)d->beta, (float *)ci,
@@ -120,7 +131,19 @@ static axon_status_t clblast_gemm(axon_stream_t stream, axon_dtype dtype, const 
   /* CLBlast's strided-batched gemm rejects a zero batch stride (kInvalidDimension), which a
    * single product or a broadcast operand has: those run as one plain gemm per batch. */
   int strided = d->batch > 1 && d->stride_a > 0 && d->stride_b > 0 && d->stride_c > 0;
-  if (strided && dtype == AXON_F32)
+  cl_float2 ca = {{(float)d->alpha, 0}}, cb = {{(float)d->beta, 0}};
+  cl_double2 za = {{d->alpha, 0}}, zb = {{d->beta, 0}};
+  if (strided && dtype == AXON_C64)
+    st = CLBlastCgemmStridedBatched(
+        CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k, ca, am, ao / es,
+        (size_t)d->lda, (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb, (size_t)d->stride_b, cb,
+        cm, co / es, (size_t)d->ldc, (size_t)d->stride_c, (size_t)d->batch, &q, NULL);
+  else if (strided && dtype == AXON_C128)
+    st = CLBlastZgemmStridedBatched(
+        CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k, za, am, ao / es,
+        (size_t)d->lda, (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb, (size_t)d->stride_b, zb,
+        cm, co / es, (size_t)d->ldc, (size_t)d->stride_c, (size_t)d->batch, &q, NULL);
+  else if (strided && dtype == AXON_F32)
     st = CLBlastSgemmStridedBatched(
         CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k, (float)d->alpha,
         am, ao / es, (size_t)d->lda, (size_t)d->stride_a, bm, bo / es, (size_t)d->ldb,
@@ -135,7 +158,15 @@ static axon_status_t clblast_gemm(axon_stream_t stream, axon_dtype dtype, const 
   for (int64_t i = 0; !strided && i < d->batch && st == CLBlastSuccess; i++) {
     size_t oa = ao / es + (size_t)(i * d->stride_a), ob = bo / es + (size_t)(i * d->stride_b);
     size_t oc = co / es + (size_t)(i * d->stride_c);
-    if (dtype == AXON_F32)
+    if (dtype == AXON_C64)
+      st = CLBlastCgemm(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k, ca,
+                        am, oa, (size_t)d->lda, bm, ob, (size_t)d->ldb, cb, cm, oc, (size_t)d->ldc,
+                        &q, NULL);
+    else if (dtype == AXON_C128)
+      st = CLBlastZgemm(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k, za,
+                        am, oa, (size_t)d->lda, bm, ob, (size_t)d->ldb, zb, cm, oc, (size_t)d->ldc,
+                        &q, NULL);
+    else if (dtype == AXON_F32)
       st = CLBlastSgemm(CLBlastLayoutRowMajor, ta, tb, (size_t)d->m, (size_t)d->n, (size_t)d->k,
                         (float)d->alpha, am, oa, (size_t)d->lda, bm, ob, (size_t)d->ldb,
                         (float)d->beta, cm, oc, (size_t)d->ldc, &q, NULL);
@@ -158,6 +189,9 @@ typedef struct gemm_geom {
 } gemm_geom;
 
 static axon_status_t kernel_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
+  if (is_complex_dtype(dtype))
+    return axon_fail(AXON_ERROR_UNSUPPORTED, "gemm: %s products need the host BLAS or CLBlast",
+                     axon_dtype_name(dtype));
   axon_program_t program;
   AXON_TRY(family_program(stream, "gemm", dtype, &program));
   gemm_geom g = {d->m,        d->n,        d->k,        d->lda,     d->ldb,    d->ldc,
