@@ -16,6 +16,7 @@ import warnings
 
 import torch
 
+from ..conformance import PairTimeout, time_limit
 from .tiny_configs import CannotShrink, tiny_config
 
 BATCH, SEQ, NEW_TOKENS = 2, 8, 4
@@ -115,26 +116,6 @@ def _first_line(e: BaseException) -> str:
     return f"{type(e).__name__}: {text[0] if text else ''}"[:300]
 
 
-class _Timeout(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def _deadline(seconds: float):
-    import signal
-
-    def expire(signum, frame):
-        raise _Timeout(f"no result within {seconds:.0f} s")
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-
-
 @contextlib.contextmanager
 def _quiet():
     loggers = [logging.getLogger(n) for n in ("transformers", "torch")]
@@ -154,12 +135,13 @@ def run(family: str, model_type: str, timeout: float = 300.0) -> dict:
     """The record of one architecture (see report.py for the fields)."""
     record: dict = {"family": family, "arch": model_type}
     start = time.perf_counter()
-    with _quiet(), _deadline(timeout):
+    with _quiet():
         try:
-            _run(family, model_type, record)
-        except _Timeout as e:
+            with time_limit(timeout):
+                _run(family, model_type, record)
+        except PairTimeout:
             record.setdefault("status", "fails")
-            record["error"] = f"timeout: {e}"
+            record["error"] = f"timeout: no result within {timeout:.0f} s"
     record["seconds"] = round(time.perf_counter() - start, 2)
     return record
 
