@@ -178,6 +178,12 @@ def _shrink_ints(config) -> None:
     nope, rope = _int(config, "qk_nope_head_dim"), _int(config, "qk_rope_head_dim")
     if _int(config, "qk_head_dim") is not None and nope is not None and rope is not None:
         _set(config, "qk_head_dim", nope + rope)
+    # Left unset (None) by some default configs, which their models then divide by.
+    hidden, heads = _int(config, "hidden_size"), _int(config, "num_attention_heads")
+    if hidden and heads and _has(config, "head_dim") and getattr(config, "head_dim", 0) is None:
+        _set(config, "head_dim", hidden // heads)
+    if heads and _has(config, "num_key_value_heads") and getattr(config, "num_key_value_heads", 0) is None:
+        _set(config, "num_key_value_heads", heads)
     heads, kv = _int(config, "num_attention_heads"), _int(config, "num_key_value_heads")
     if heads is not None and kv is not None and (heads % kv or heads_were_kv):
         _set(config, "num_key_value_heads", heads)
