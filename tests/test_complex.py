@@ -166,3 +166,25 @@ def test_matrix_products(dtype):
     (x @ b).abs().sum().backward()
     (xa @ bx).abs().sum().backward()
     compare(x.grad, xa.grad, **TOL[dtype])
+
+
+MOVEMENT = {
+    "index_select": lambda t, i: t.index_select(0, i),
+    "getitem": lambda t, i: t[i],
+    "gather": lambda t, i: t.gather(1, i.view(3, 1).expand(3, 2)),
+    "index_put": lambda t, i: t.index_put((i,), torch.ones(3, 6, dtype=t.dtype, device=t.device)),
+    "index_put_accumulate": lambda t, i: t.index_put((i,), t[:3], accumulate=True),
+    "scatter_add": lambda t, i: torch.zeros_like(t).scatter_add(0, i.view(3, 1).expand(3, 6), t[:3]),
+    "tril": lambda t, i: t.tril(),
+    "nonzero": lambda t, i: t.tril().nonzero(),
+    "where": lambda t, i: torch.where(t.real > 0, t, 2 - 1j),
+    "masked_fill": lambda t, i: t.masked_fill(t.imag > 0, 1j),
+}
+
+
+@pytest.mark.parametrize("name", list(MOVEMENT))
+def test_data_movement_and_selection(name):
+    """Indexing kernels move complex elements as they are; where selects them."""
+    z = crand(4, 6, seed=9)
+    idx = torch.tensor([2, 0, 3])
+    compare(MOVEMENT[name](z, idx), MOVEMENT[name](z.to(DEVICE), idx.to(DEVICE)), **TOL[torch.complex64])

@@ -102,6 +102,12 @@ TERNARY(addcmul, STORE, a + (RT)alpha.x * c_mul(b, c))
 TERNARY(addcdiv, STORE, a + (RT)alpha.x * c_div(b, c))
 EW_KERNEL(fill, 0, { STORE(PTR(o), off[0], s1); }) /* the value arrives as scalar s1 */
 
+/* where(condition, a, b): the condition is a bool tensor (or the scalar s1). */
+EW_KERNEL(where, 3, {
+  int cond = (g.scalar_mask & 1) ? (s1.x != 0) : LD_BOOL(PTR(x), off[1]);
+  STORE(PTR(o), off[0], cond ? IN(2, y, s2) : IN(3, z, s3));
+})
+
 /* Results of a real type (the part type): abs, angle, real and imaginary parts. */
 #define ST_RT(p, i, v) (((__global RT *)(p))[i] = (v))
 UNARY(abs, ST_RT, c_abs(a))

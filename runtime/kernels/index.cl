@@ -44,6 +44,19 @@ KERNEL(ix_gather)(BUF(o), BUF(ix), BUF(src), dim_geom g) {
 
 enum { SC_ASSIGN, SC_SUM, SC_PROD, SC_AMAX, SC_AMIN };
 
+#ifdef IS_COMPLEX
+/* Complex numbers move, and add (the launcher refuses the other reductions for them). */
+inline CT scatter_identity(int mode) {
+  return (CT)(0);
+}
+inline CT scatter_combine(int mode, CT a, CT b) {
+  return mode == SC_SUM ? a + b : b;
+}
+#define SCALED(v, alpha) ((v) * (alpha).x) /* alpha is real */
+#define IS_ZERO(v) ((v).x == 0 && (v).y == 0)
+#else
+#define SCALED(v, alpha) ((v) * (alpha))
+#define IS_ZERO(v) ((v) == (CT)0)
 inline CT scatter_identity(int mode) {
   if (mode == SC_PROD) return (CT)1;
   if (mode == SC_AMAX) return CT_MIN;
@@ -60,6 +73,7 @@ inline CT scatter_combine(int mode, CT a, CT b) {
     default: return b;
   }
 }
+#endif
 
 /* One work-item per line: for j in order, self[.., index[j], ..] (op)= alpha * src[.., j, ..]
  * (or the scalar `value`). Without include_self the touched elements start at the identity. */
@@ -79,7 +93,7 @@ KERNEL(ix_scatter)(BUF(self), BUF(ix), BUF(src), dim_geom g, int mode, int inclu
   for (long j = 0; j < g.len; j++) {
     long t = wrap_index(LD_I64(PTR(ix), off[1] + j * g.dstride[1]), g.dim_size);
     CT v = src_is_scalar ? value : LOAD(PTR(src), off[2] + j * g.dstride[2]);
-    if (mode == SC_SUM) v = v * alpha;
+    if (mode == SC_SUM) v = SCALED(v, alpha);
     long p = off[0] + t * g.dstride[0];
     STORE(s, p, mode == SC_ASSIGN ? v : scatter_combine(mode, LOAD(s, p), v));
   }
@@ -167,6 +181,7 @@ KERNEL(ix_tri)(BUF(o), BUF(x), ew_geom g, long k, int lower) {
  * (i / per_row) of the contiguous boundaries [rows, n] (per_row = values per row; rows = 1 for
  * bucketize). A sorter (int64, same layout as boundaries) gives the order when present.
  */
+#ifndef IS_COMPLEX /* ordered values only */
 KERNEL(ix_searchsorted)(BUF(o), BUF(v), BUF(bnd), BUF(sorter), ew_geom g, long n,
                               long per_row, int right, int has_sorter, int out_int32) {
   long i = get_global_id(0);
@@ -184,6 +199,7 @@ KERNEL(ix_searchsorted)(BUF(o), BUF(v), BUF(bnd), BUF(sorter), ew_geom g, long n
   }
   if (out_int32) ST_I32(PTR(o), off[0], lo); else ST_I64(PTR(o), off[0], lo);
 }
+#endif
 
 /*
  * nonzero, second pass: for element i of an ew_geom (operand 1 the input, read through its
@@ -196,7 +212,7 @@ KERNEL(ix_nonzero)(BUF(o), BUF(x), BUF(pos), ew_geom g) {
   if (i >= g.numel) return;
   long off[2];
   ew_offsets(&g, i, 2, off);
-  if (LOAD(PTR(x), off[1]) == (CT)0) return;
+  if (IS_ZERO(LOAD(PTR(x), off[1]))) return;
   long row = LD_I64(PTR(pos), i) - 1, rest = i;
   for (long d = 0; d < g.ndim; d++) {
     long size = g.sizes[d];
@@ -205,6 +221,7 @@ KERNEL(ix_nonzero)(BUF(o), BUF(x), BUF(pos), ew_geom g) {
   }
 }
 
+#ifndef IS_COMPLEX
 /*
  * histc: counts (int32) of the values (operand 1 of an ew_geom) in [lo, hi] over `bins` equal
  * bins, the last one closed; float or integer values. Integer atomics: the counts do not depend on the order.
@@ -225,3 +242,4 @@ KERNEL(ix_histc)(BUF(counts), BUF(x), ew_geom g, long bins, CT lo, CT hi) {
   if (pos >= bins) pos = bins - 1;
   atomic_inc((__global int *)PTR(counts) + pos);
 }
+#endif

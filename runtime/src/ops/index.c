@@ -69,6 +69,9 @@ axon_status_t axon_scatter(axon_stream_t stream, axon_dtype dtype, const axon_di
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "scatter: bad mode %d", (int)mode);
   if (!d->self || !d->index || (!src_is_scalar && !d->src))
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "scatter: missing buffer");
+  if (is_complex_dtype(dtype) && mode != AXON_SCATTER_ASSIGN && mode != AXON_SCATTER_SUM)
+    return axon_fail(AXON_ERROR_UNSUPPORTED, "scatter: %s reduces only by assignment or sum",
+                     axon_dtype_name(dtype));
   axon_program_t program;
   AXON_TRY(family_program(stream, "index", dtype, &program));
   int integral = is_int_dtype(dtype);
