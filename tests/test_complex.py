@@ -188,3 +188,34 @@ def test_data_movement_and_selection(name):
     z = crand(4, 6, seed=9)
     idx = torch.tensor([2, 0, 3])
     compare(MOVEMENT[name](z, idx), MOVEMENT[name](z.to(DEVICE), idx.to(DEVICE)), **TOL[torch.complex64])
+
+
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_norms_and_spread(dtype):
+    """Norms take the magnitudes; variance and std the spread of both parts (real results)."""
+    z = crand(4, 6, dtype=dtype, seed=10)
+    ax = z.to(DEVICE)
+    for fn in (
+        lambda t: torch.linalg.vector_norm(t, dim=1),
+        lambda t: torch.linalg.vector_norm(t, ord=1),
+        lambda t: t.norm(dim=0),
+        lambda t: t.var(1),
+        lambda t: t.std(0, correction=0),
+        lambda t: torch.var_mean(t, 1)[0],
+    ):
+        want, got = fn(z), fn(ax)
+        assert got.dtype == want.dtype
+        compare(want, got, **TOL[dtype])
+
+
+def test_ops_without_complex_kernels_say_so():
+    """Families without complex kernels refuse complex tensors instead of computing lane by lane."""
+    ax = crand(3, 4).to(DEVICE)
+    for fn in (
+        lambda t: torch.softmax(t, -1),
+        lambda t: t.cumsum(0),
+        lambda t: t.prod(),
+        lambda t: torch.special.i0(t),
+    ):
+        with pytest.raises((NotImplementedError, RuntimeError), match="complex|Complex"):
+            fn(ax)

@@ -389,6 +389,11 @@ Tensor& addbmm_(Tensor& self, const Tensor& batch1, const Tensor& batch2, const 
 
 Tensor variance(const Tensor& self, at::OptionalIntArrayRef dims,
                 const std::optional<at::Scalar>& correction, bool keepdim, bool take_sqrt) {
+  if (self.is_complex()) {  // the spread of both parts: var(z) = var(re z) + var(im z)
+    Tensor v = variance(at::real(self), dims, correction, keepdim, false) +
+               variance(at::imag(self.resolve_conj()), dims, correction, keepdim, false);
+    return take_sqrt ? v.sqrt_() : v;
+  }
   TORCH_CHECK(at::isFloatingType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
   DimMask mask = dim_mask(self, dims);
@@ -429,7 +434,8 @@ std::tuple<Tensor, Tensor> std_mean(const Tensor& self, at::OptionalIntArrayRef 
 Tensor& vector_norm_out(const Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dims,
                         bool keepdim, std::optional<at::ScalarType> /*dtype*/, Tensor& out) {
   double p = ord.toDouble();
-  Tensor in = in_dtype(self, out.scalar_type());
+  // Norms of complex numbers are norms of their magnitudes (a real result).
+  Tensor in = in_dtype(self.is_complex() ? at::abs(self) : self, out.scalar_type());
   DimMask mask = dim_mask(self, dims);
   ReduceArgs args;
   args.p = p;

@@ -107,6 +107,12 @@ static inline axon_status_t family_program_variant(axon_stream_t stream, const c
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE,
                      "%s is not supported on axon device %d (it lacks cl_khr_fp64)",
                      axon_dtype_name(dtype), device);
+  /* Complex numbers have kernels in these families only: elsewhere a complex build would run
+   * the real arithmetic on (real, imaginary) vectors lane by lane, which is not theirs. */
+  if (is_complex_dtype(dtype) && strcmp(family, "ew_common+complex") && strcmp(family, "index") &&
+      strcmp(family, "fft"))
+    return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "the %s kernels have no %s form yet", family,
+                     axon_dtype_name(dtype));
   char options[128];
   join3(options, sizeof options, axon_dtype_macro(dtype), extra ? " " : NULL, extra);
   return axon_program_get(device, family, options, program);
