@@ -112,6 +112,9 @@ def test_sums(dtype):
     compare(z.sum(1), ax.sum(1), **TOL[dtype])
     compare(z.mean((0, 2), keepdim=True), ax.mean((0, 2), keepdim=True), **TOL[dtype])
     compare(z.conj().sum(0), ax.conj().sum(0), **TOL[dtype])
+    scalar = torch.randn((), dtype=dtype, generator=torch.Generator().manual_seed(11))  # 0-d: dim 0 is its own
+    compare(scalar.sum(0, keepdim=True), scalar.to(DEVICE).sum(0, keepdim=True), **TOL[dtype])
+    compare(scalar.mean(-1), scalar.to(DEVICE).mean(-1), **TOL[dtype])
 
 
 def test_complex_and_polar_from_parts():

@@ -58,6 +58,8 @@ DTYPES: dict[str, torch.dtype] = {
     "int32": torch.int32,
     "uint8": torch.uint8,
     "bool": torch.bool,
+    "complex64": torch.complex64,
+    "complex128": torch.complex128,
 }
 GRAD_DTYPES = (torch.float32, torch.float64)
 
@@ -90,6 +92,8 @@ DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.float64: (1e-7, 1e-7),
     torch.float16: (1e-2, 1e-2),
     torch.bfloat16: (1e-2, 1e-2),
+    torch.complex64: (1e-5, 1.3e-6),  # torch.testing's, as for their part type
+    torch.complex128: (1e-7, 1e-7),
 }
 # Tests whose tolerance overrides (declared on the OpInfo) apply to a device-vs-CPU comparison.
 TOLERANCE_TESTS = frozenset({None, "test_compare_cpu", "test_noncontiguous_samples", "test_variant_consistency_eager"})
@@ -107,7 +111,7 @@ UNSUPPORTED = (
 )
 
 # Sample dtypes whose mismatches are checked against a float64 computation on the CPU.
-REFERENCE_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+REFERENCE_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.complex64)
 ACCURACY_NOTE = "differs from the CPU, but no less accurate against float64"
 
 OP_LACKS_DTYPE = "dtype not supported by the op"
@@ -520,12 +524,14 @@ def check_results(cpu: Any, axon: Any, check: Check, reference: Callable[[], Any
 
 
 def _widen(obj: Any) -> Any:
-    """A float64 copy of a floating tensor (a leaf that requires grad stays one), a copy of another."""
+    """A float64 (complex128) copy of a floating (complex) tensor, a leaf that requires grad
+    staying one; a copy of another."""
     if not isinstance(obj, torch.Tensor):
         return obj
-    if not obj.is_floating_point():
+    if not (obj.is_floating_point() or obj.is_complex()):
         return obj.detach().clone()
-    return relocate(obj, dtype=torch.float64, copy=True).requires_grad_(obj.requires_grad)
+    wide = torch.complex128 if obj.is_complex() else torch.float64
+    return relocate(obj, dtype=wide, copy=True).requires_grad_(obj.requires_grad)
 
 
 class Float64Reference:
@@ -564,6 +570,8 @@ def no_less_accurate(cpu: Any, axon: Any, reference: Callable[[], Any], tol: Tol
 
 
 def _as_float64(x: Any) -> torch.Tensor | None:
+    if isinstance(x, torch.Tensor) and x.is_complex():  # compared part by part
+        return torch.view_as_real(x.detach().cpu().resolve_conj().to(torch.complex128))
     if isinstance(x, torch.Tensor) and x.is_floating_point():
         return x.detach().cpu().double()
     return torch.tensor(x, dtype=torch.float64) if isinstance(x, float) else None

@@ -92,7 +92,9 @@ void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimM
     TORCH_CHECK_NOT_IMPLEMENTED(std::strcmp(op, "sum") == 0 && !args.indices, "axon: ", op,
                                 " of complex tensors is not supported yet");
     at::native::resize_output(out, reduced_shape(in, mask, keepdim));
-    reduce_into(op, at::view_as_real(in.resolve_conj()), at::view_as_real(out), mask, keepdim,
+    DimMask parts;  // the input's own dims (a 0-d input may name dim 0): never the pair dim
+    for (int64_t d = 0; d < in.dim(); d++) parts.set(size_t(d), mask[size_t(d)]);
+    reduce_into(op, at::view_as_real(in.resolve_conj()), at::view_as_real(out), parts, keepdim,
                 args);
     return;
   }

@@ -13,20 +13,27 @@ inline CT c_mul(CT a, CT b) {
   return (CT)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
 
-#define PI_RT ((RT)3.14159265358979323846)
+/* Angles and twiddle factors in double where the device has it: their rounding is most of a
+ * float transform's error (pocketfft, the CPU's library, also computes them in double). */
+#ifdef HAS_FP64
+typedef double AT;
+#else
+typedef RT AT;
+#endif
+#define PI_AT ((AT)3.14159265358979323846)
 
 /* exp(i angle). */
-inline CT c_unit(RT angle) {
-  RT c;
-  RT s = sincos(angle, &c);
-  return (CT)(c, s);
+inline CT c_unit(AT angle) {
+  AT c;
+  AT s = sincos(angle, &c);
+  return (CT)((RT)c, (RT)s);
 }
 
 /* The chirp exp(sign i pi k^2 / n), with k^2 reduced mod 2n in integers first so that the angle
  * stays small and exact for any k. */
 inline CT chirp(long k, long n, int sign) {
   long q = (k * k) % (2 * n);
-  return c_unit((RT)sign * PI_RT * (RT)q / (RT)n);
+  return c_unit((AT)sign * PI_AT * (AT)q / (AT)n);
 }
 
 /* One radix-2 pass of a length-n transform over rows of `batch`: ns (1, 2, 4 ... n/2) is the
@@ -36,7 +43,7 @@ KERNEL(fft_radix2_pass)(BUF(src), BUF(dst), long batch, long n, long ns, int sig
   if (item >= batch * pairs) return;
   long b = item / pairs, j = item - b * pairs, row = b * n;
   long k = j % ns;
-  CT twiddle = c_unit((RT)sign * PI_RT * (RT)k / (RT)ns);
+  CT twiddle = c_unit((AT)sign * PI_AT * (AT)k / (AT)ns);
   CT v0 = LOAD(PTR(src), row + j);
   CT v1 = c_mul(LOAD(PTR(src), row + j + pairs), twiddle);
   long out = row + (j - k) * 2 + k;
