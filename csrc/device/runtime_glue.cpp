@@ -42,6 +42,9 @@ bool has_axon_dtype(at::ScalarType type) {
     case at::kBool:
     case at::kComplexFloat:
     case at::kComplexDouble:
+    case at::kUInt16:
+    case at::kUInt32:
+    case at::kUInt64:
       return true;
     default:
       return false;
@@ -74,6 +77,12 @@ axon_dtype to_axon_dtype(at::ScalarType type) {
       return AXON_C64;
     case at::kComplexDouble:
       return AXON_C128;
+    case at::kUInt16:
+      return AXON_U16;
+    case at::kUInt32:
+      return AXON_U32;
+    case at::kUInt64:
+      return AXON_U64;
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "axon: dtype ", type,
                                   " is not supported on the axon device");

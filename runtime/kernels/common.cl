@@ -70,6 +70,9 @@
 #define LD_I16(p, i) ((int)((__global const short *)(p))[i])
 #define LD_I8(p, i) ((int)((__global const char *)(p))[i])
 #define LD_U8(p, i) ((int)((__global const uchar *)(p))[i])
+#define LD_U16(p, i) ((int)((__global const ushort *)(p))[i])
+#define LD_U32(p, i) (((__global const uint *)(p))[i])
+#define LD_U64(p, i) (((__global const ulong *)(p))[i])
 #define LD_BOOL(p, i) ((int)(((__global const uchar *)(p))[i] != 0))
 
 /* Round to nearest even, keeping NaN a (quiet) NaN. */
@@ -91,6 +94,9 @@ inline ushort float_to_bf16(float f) {
 #define ST_I16(p, i, v) (((__global short *)(p))[i] = (short)(long)(v))
 #define ST_I8(p, i, v) (((__global char *)(p))[i] = (char)(long)(v))
 #define ST_U8(p, i, v) (((__global uchar *)(p))[i] = (uchar)(long)(v))
+#define ST_U16(p, i, v) (((__global ushort *)(p))[i] = (ushort)(long)(v))
+#define ST_U32(p, i, v) (((__global uint *)(p))[i] = (uint)(long)(v))
+#define ST_U64(p, i, v) (((__global ulong *)(p))[i] = (ulong)(v))
 #define ST_BOOL(p, i, v) (((__global uchar *)(p))[i] = (uchar)((v) != 0))
 /* Complex numbers are (real, imaginary) pairs of float or double. ST_C64 stores a complex
  * value; ST_C64_REAL a real one (imaginary part zero), for casts from the real types. */
@@ -154,6 +160,27 @@ typedef int CT;
 #define IS_UNSIGNED 1
 #define CT_MIN 0
 #define CT_MAX UCHAR_MAX
+#elif defined(DT_U16)
+typedef int CT;
+#define LOAD LD_U16
+#define STORE ST_U16
+#define IS_UNSIGNED 1
+#define CT_MIN 0
+#define CT_MAX USHRT_MAX
+#elif defined(DT_U32)
+typedef uint CT;
+#define LOAD LD_U32
+#define STORE ST_U32
+#define IS_UNSIGNED 1
+#define CT_MIN 0
+#define CT_MAX UINT_MAX
+#elif defined(DT_U64)
+typedef ulong CT;
+#define LOAD LD_U64
+#define STORE ST_U64
+#define IS_UNSIGNED 1
+#define CT_MIN 0
+#define CT_MAX ULONG_MAX
 #elif defined(DT_C64)
 typedef float2 CT;
 typedef float RT; /* the type of a part */

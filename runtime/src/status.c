@@ -95,6 +95,8 @@ static const struct {
     [AXON_I16] = {"int16", 2, "-DDT_I16"},     [AXON_I8] = {"int8", 1, "-DDT_I8"},
     [AXON_U8] = {"uint8", 1, "-DDT_U8"},       [AXON_BOOL] = {"bool", 1, "-DDT_BOOL"},
     [AXON_C64] = {"complex64", 8, "-DDT_C64"}, [AXON_C128] = {"complex128", 16, "-DDT_C128"},
+    [AXON_U16] = {"uint16", 2, "-DDT_U16"},    [AXON_U32] = {"uint32", 4, "-DDT_U32"},
+    [AXON_U64] = {"uint64", 8, "-DDT_U64"},
 };
 
 size_t axon_dtype_size(axon_dtype dtype) {

@@ -64,6 +64,9 @@ typedef enum axon_dtype {
   AXON_BOOL,
   AXON_C64,  /* complex64: (real, imaginary) float32 pairs */
   AXON_C128, /* complex128: float64 pairs (devices with cl_khr_fp64) */
+  AXON_U16,
+  AXON_U32,
+  AXON_U64,
   AXON_DTYPE_COUNT
 } axon_dtype;
 

@@ -43,6 +43,7 @@ static inline compute_scalar make_scalar(axon_dtype dtype, double value, int64_t
       s.size = 8;
       break;
     case AXON_I64:
+    case AXON_U64:
       s.v.l = use_int ? ivalue : (int64_t)value;
       s.size = 8;
       break;
