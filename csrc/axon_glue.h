@@ -69,8 +69,9 @@ axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
 // Elementwise registrations (ops/elementwise.cpp). The compute dtype follows ATen's type
 // promotion; IntToFloat makes integer inputs compute in the default float type.
 enum class Promote { Same, IntToFloat };
-// The op's natural output: the compute dtype, or bool for predicates.
-enum class Output { Compute, Bool };
+// The op's natural output: the compute dtype, bool for predicates, or the complex type whose
+// parts the compute dtype is (complex(), polar()).
+enum class Output { Compute, Bool, Complex };
 at::ScalarType compute_type(std::initializer_list<at::Tensor> inputs,
                             std::initializer_list<at::Scalar> scalars, Promote promote);
 // Runs elementwise kernel `op` ("add", or "<family>/<name>" for another elementwise-shaped

@@ -22,7 +22,7 @@ Tensor& from_parts(const char* op, const Tensor& a, const Tensor& b, Tensor& out
               ": expected float or double inputs, got ", a.scalar_type());
   TORCH_CHECK(out.scalar_type() == c10::toComplexType(a.scalar_type()), op, ": expected out of ",
               c10::toComplexType(a.scalar_type()), ", got ", out.scalar_type());
-  return run_elementwise(op, out, {a, b}, a.scalar_type());
+  return run_elementwise(op, out, {a, b}, a.scalar_type(), Output::Complex);
 }
 
 Tensor& complex_out(const Tensor& real, const Tensor& imag, Tensor& out) {

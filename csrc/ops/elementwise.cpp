@@ -89,13 +89,13 @@ bool keeps_float_scalars(const char* op) {
   return false;
 }
 
-// The type an op writes: bool for predicates, the real part type for abs and angle of complex
-// numbers, complex for complex() and polar() of real parts, else the compute type.
+// The type an op writes: as `kind` says, except abs and angle of complex numbers, which give
+// the part type (the generic unary registrations reach them; names compared for complex only).
 at::ScalarType natural_type(const char* op, at::ScalarType compute, Output kind) {
   if (kind == Output::Bool) return at::kBool;
+  if (kind == Output::Complex) return c10::toComplexType(compute);
   if (at::isComplexType(compute) && (!std::strcmp(op, "abs") || !std::strcmp(op, "angle")))
     return c10::toRealValueType(compute);
-  if (!std::strcmp(op, "complex") || !std::strcmp(op, "polar")) return c10::toComplexType(compute);
   return compute;
 }
 
