@@ -311,15 +311,26 @@ def test_small_cnn_training_step():
         compare(g, p.grad, atol=1e-4, rtol=1e-4)
 
 
+# name -> (fn(x, w), weight shape or None, input shape); 5-d inputs use channels_last_3d.
 CHANNELS_LAST_OPS = {
-    "conv2d": (lambda x, w: F.conv2d(x, w, padding=1), (4, 4, 3, 3)),
-    "conv_transpose2d": (lambda x, w: F.conv_transpose2d(x, w, stride=2), (4, 3, 2, 2)),
-    "relu_add": (lambda x, w: F.relu(x) + 1, None),
-    "batch_norm": (lambda x, w: F.batch_norm(x, None, None, training=True), None),
-    "group_norm": (lambda x, w: F.group_norm(x, 2), None),
-    "max_pool2d": (lambda x, w: F.max_pool2d(x, 2), None),
-    "adaptive_avg_pool2d": (lambda x, w: F.adaptive_avg_pool2d(x, 3), None),
-    "upsample_bilinear": (lambda x, w: F.interpolate(x, scale_factor=2, mode="bilinear"), None),
+    "conv2d": (lambda x, w: F.conv2d(x, w, padding=1), (4, 4, 3, 3), (2, 4, 5, 5)),
+    "conv_transpose2d": (lambda x, w: F.conv_transpose2d(x, w, stride=2), (4, 3, 2, 2), (2, 4, 5, 5)),
+    "relu_add": (lambda x, w: F.relu(x) + 1, None, (2, 4, 5, 5)),
+    "batch_norm": (lambda x, w: F.batch_norm(x, None, None, training=True), None, (2, 4, 5, 5)),
+    "group_norm": (lambda x, w: F.group_norm(x, 2), None, (2, 4, 5, 5)),
+    "max_pool2d": (lambda x, w: F.max_pool2d(x, 2), None, (2, 4, 5, 5)),
+    "adaptive_avg_pool2d": (lambda x, w: F.adaptive_avg_pool2d(x, 3), None, (2, 4, 5, 5)),
+    "upsample_bilinear": (lambda x, w: F.interpolate(x, scale_factor=2, mode="bilinear"), None, (2, 4, 5, 5)),
+    "reflection_pad2d": (lambda x, w: F.pad(x, (1, 2, 2, 1), mode="reflect"), None, (2, 4, 5, 5)),
+    "replication_pad2d": (lambda x, w: F.pad(x, (1, 2, 2, 1), mode="replicate"), None, (2, 4, 5, 5)),
+    "conv3d": (lambda x, w: F.conv3d(x, w, padding=1), (3, 4, 3, 3, 3), (2, 4, 4, 5, 5)),
+    "batch_norm3d": (lambda x, w: F.batch_norm(x, None, None, training=True), None, (2, 4, 4, 5, 5)),
+    "max_pool3d": (lambda x, w: F.max_pool3d(x, 2), None, (2, 4, 4, 5, 5)),
+    "avg_pool3d": (lambda x, w: F.avg_pool3d(x, 2), None, (2, 4, 4, 5, 5)),
+    "adaptive_avg_pool3d": (lambda x, w: F.adaptive_avg_pool3d(x, 2), None, (2, 4, 4, 5, 5)),
+    "upsample_trilinear": (lambda x, w: F.interpolate(x, scale_factor=2, mode="trilinear"), None, (2, 4, 4, 5, 5)),
+    "reflection_pad3d": (lambda x, w: F.pad(x, (1, 2, 2, 1, 1, 1), mode="reflect"), None, (2, 4, 4, 5, 5)),
+    "replication_pad3d": (lambda x, w: F.pad(x, (1, 2, 2, 1, 1, 1), mode="replicate"), None, (2, 4, 4, 5, 5)),
 }
 
 
@@ -327,15 +338,16 @@ CHANNELS_LAST_OPS = {
     "name,which",
     [
         (name, which)
-        for name, (_, w) in CHANNELS_LAST_OPS.items()
+        for name, (_, w, _) in CHANNELS_LAST_OPS.items()
         for which in (["input", "weight"] if w else ["input"])
     ],
 )
 def test_channels_last_results(name, which):
-    """channels_last operands give channels_last results where the CPU gives them, backward too."""
-    fn, wshape = CHANNELS_LAST_OPS[name]
-    cl = torch.channels_last
-    x = make_cpu((2, 4, 5, 5))
+    """channels_last (channels_last_3d) operands give results in the layout the CPU gives,
+    backward too (the CPU keeps some 3-d results contiguous: axon must match that as well)."""
+    fn, wshape, xshape = CHANNELS_LAST_OPS[name]
+    cl = torch.channels_last if len(xshape) == 4 else torch.channels_last_3d
+    x = make_cpu(xshape)
     w = make_cpu(wshape) if wshape else None
     if which == "input":
         x = x.to(memory_format=cl)
@@ -344,7 +356,7 @@ def test_channels_last_results(name, which):
     xs = [x.clone().requires_grad_(), x.to("axon").requires_grad_()]
     ws = [w.clone().requires_grad_(), w.to("axon").requires_grad_()] if w is not None else [None, None]
     outs = [fn(xi, wi) for xi, wi in zip(xs, ws, strict=True)]
-    compare(outs[0].detach(), outs[1].detach())
+    compare(outs[0].detach(), outs[1].detach(), atol=1e-4, rtol=1e-4)
 
     def layout(t):
         return t.is_contiguous(memory_format=cl), t.is_contiguous()
@@ -352,7 +364,7 @@ def test_channels_last_results(name, which):
     assert layout(outs[0]) == layout(outs[1]), (outs[0].stride(), outs[1].stride())
     for out in outs:
         out.backward(torch.ones_like(out))
-    compare(xs[0].grad, xs[1].grad)
+    compare(xs[0].grad, xs[1].grad, atol=1e-4, rtol=1e-4)
     assert layout(xs[0].grad) == layout(xs[1].grad), (xs[0].grad.stride(), xs[1].grad.stride())
     if w is not None:
-        compare(ws[0].grad, ws[1].grad)
+        compare(ws[0].grad, ws[1].grad, atol=1e-4, rtol=1e-4)

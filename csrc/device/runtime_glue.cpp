@@ -45,6 +45,8 @@ bool has_axon_dtype(at::ScalarType type) {
     case at::kUInt16:
     case at::kUInt32:
     case at::kUInt64:
+    case at::kFloat8_e4m3fn:
+    case at::kFloat8_e5m2:
       return true;
     default:
       return false;
@@ -83,6 +85,10 @@ axon_dtype to_axon_dtype(at::ScalarType type) {
       return AXON_U32;
     case at::kUInt64:
       return AXON_U64;
+    case at::kFloat8_e4m3fn:
+      return AXON_F8E4M3;
+    case at::kFloat8_e5m2:
+      return AXON_F8E5M2;
     default:
       TORCH_CHECK_NOT_IMPLEMENTED(false, "axon: dtype ", type,
                                   " is not supported on the axon device");

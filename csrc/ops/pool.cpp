@@ -96,6 +96,12 @@ void into(Tensor& out, F fn) {
   out.copy_(tmp);
 }
 
+// Sizes an out= result; one sized here (not one the caller shaped) takes the memory format
+// PyTorch's CPU gives it: the input's suggested format for pooling and padding.
+void resize_in_format(Tensor& out, at::IntArrayRef shape, at::MemoryFormat format) {
+  if (at::native::resize_output(out, shape)) out.resize_(shape, format);
+}
+
 // ---- max pooling --------------------------------------------------------------------------------
 
 void max_pool_fwd(const Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
@@ -160,8 +166,8 @@ std::tuple<Tensor&, Tensor&> max_pool3d_out(const Tensor& self, at::IntArrayRef 
     shape.push_back(
         pool_out_size(in, w.kernel[i], w.pad[i], w.stride[i], w.dilation[i], ceil_mode));
   }
-  at::native::resize_output(out, shape);
-  at::native::resize_output(indices, shape);
+  resize_in_format(out, shape, self.suggest_memory_format());
+  resize_in_format(indices, shape, self.suggest_memory_format());
   max_pool_fwd(self, k, s, p, dl, out, indices, 3);
   return {out, indices};
 }
@@ -185,7 +191,7 @@ Tensor& max_pool3d_backward_out(const Tensor& g, const Tensor& self, at::IntArra
 Tensor max_pool3d_backward(const Tensor& g, const Tensor& self, at::IntArrayRef k,
                            at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef dl, bool ceil_mode,
                            const Tensor& indices) {
-  Tensor gi = at::empty(self.sizes(), self.options());
+  Tensor gi = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
   return max_pool3d_backward_out(g, self, k, s, p, dl, ceil_mode, indices, gi);
 }
 
@@ -237,8 +243,10 @@ Tensor adaptive_avg_pool(const Tensor& self, at::IntArrayRef output_size, int nd
                 self.sizes());
   std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - nd);
   shape.insert(shape.end(), output_size.begin(), output_size.end());
-  // The input's layout (channels-last included), as on the CPU: the kernel takes strides.
-  Tensor out = at::empty(shape, self.options().memory_format(self.suggest_memory_format()));
+  // The input's layout (channels-last included) for 2-d pooling, contiguous for 3-d, as on the
+  // CPU: the kernel takes strides.
+  at::MemoryFormat format = nd == 2 ? self.suggest_memory_format() : at::MemoryFormat::Contiguous;
+  Tensor out = at::empty(shape, self.options().memory_format(format));
   axon_spatial_desc d = spatial(self, out, nd);
   AXON_CHECK(axon_pool(stream_for(self), rt(self), AXON_POOL_ADAPTIVE_AVG, &d));
   return out;
@@ -424,13 +432,14 @@ void pad_bwd(const Tensor& grad_output, const Tensor& self, at::IntArrayRef padd
 
 template <axon_resample_kind K, int ND>
 Tensor& pad_out(const Tensor& self, at::IntArrayRef padding, Tensor& out) {
-  at::native::resize_output(out, padded_shape(self, padding, ND));
+  resize_in_format(out, padded_shape(self, padding, ND), self.suggest_memory_format());
   pad_fwd(self, padding, K, out, ND);
   return out;
 }
 template <axon_resample_kind K, int ND>
 Tensor pad_functional(const Tensor& self, at::IntArrayRef padding) {
-  Tensor out = at::empty(padded_shape(self, padding, ND), self.options());
+  Tensor out = at::empty(padded_shape(self, padding, ND),
+                         self.options().memory_format(self.suggest_memory_format()));
   pad_fwd(self, padding, K, out, ND);
   return out;
 }
@@ -443,7 +452,7 @@ Tensor& pad_backward_out(const Tensor& g, const Tensor& self, at::IntArrayRef pa
 }
 template <axon_resample_kind K, int ND>
 Tensor pad_backward(const Tensor& g, const Tensor& self, at::IntArrayRef padding) {
-  Tensor gi = at::empty(self.sizes(), self.options());
+  Tensor gi = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
   pad_bwd(g, self, padding, K, gi, ND);
   return gi;
 }
@@ -634,6 +643,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("reflection_pad2d.out", pad_out<AXON_PAD_REFLECT, 2>);
   m.impl("reflection_pad2d_backward", pad_backward<AXON_PAD_REFLECT, 2>);
   m.impl("reflection_pad2d_backward.grad_input", pad_backward_out<AXON_PAD_REFLECT, 2>);
+  // The functional forms of the structured ones too: their results take the input's memory
+  // format, which the structured wrapper's contiguous allocation would not.
+  m.impl("reflection_pad3d", pad_functional<AXON_PAD_REFLECT, 3>);
+  m.impl("reflection_pad3d_backward", pad_backward<AXON_PAD_REFLECT, 3>);
+  m.impl("replication_pad2d", pad_functional<AXON_PAD_REPLICATE, 2>);
+  m.impl("replication_pad3d", pad_functional<AXON_PAD_REPLICATE, 3>);
   m.impl("reflection_pad3d.out", [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
     pad_fwd(self, p, AXON_PAD_REFLECT, out, 3);
     return out;

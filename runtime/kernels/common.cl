@@ -98,6 +98,48 @@ inline ushort float_to_bf16(float f) {
 #define ST_U32(p, i, v) (((__global uint *)(p))[i] = (uint)(long)(v))
 #define ST_U64(p, i, v) (((__global ulong *)(p))[i] = (ulong)(v))
 #define ST_BOOL(p, i, v) (((__global uchar *)(p))[i] = (uchar)((v) != 0))
+/* 8-bit floats: 1 sign bit, E exponent bits (bias B), M = 7 - E mantissa bits. float8_e4m3fn
+ * (E 4, B 7) has no infinities and one NaN pattern (S.1111.111); PyTorch saturates it, so
+ * whatever rounds past 448 (infinity included) becomes +-448. float8_e5m2 (E 5, B 15) is
+ * IEEE-like: overflow is infinity. Conversion from float rounds to nearest even, as PyTorch's
+ * CPU does (c10/util/Float8_*.h). */
+inline float f8_to_float(uint v, uint mant_bits, int bias, int has_inf) {
+  uint sign = (v & 0x80u) << 24, mag = v & 0x7fu, exp = mag >> mant_bits;
+  uint mant = mag & ((1u << mant_bits) - 1u), exp_max = 0x7fu >> mant_bits;
+  float r;
+  if (exp == 0) /* subnormal: mant * 2^(1 - bias - mant_bits) */
+    r = ldexp((float)mant, 1 - bias - (int)mant_bits);
+  else if (has_inf && exp == exp_max)
+    r = mant ? NAN : INFINITY;
+  else if (!has_inf && mag == 0x7fu)
+    r = NAN;
+  else
+    r = as_float(((exp + 127u - (uint)bias) << 23) | (mant << (23 - mant_bits)));
+  return as_float(as_uint(r) | sign);
+}
+/* overflow_from: the float bits (magnitude) from which the result is the overflow pattern. */
+inline uchar float_to_f8(float f, uint mant_bits, int bias, uint overflow_from, uint overflow) {
+  uint bits = as_uint(f), sign = (bits >> 24) & 0x80u, mag = bits & 0x7fffffffu, r;
+  if (mag > 0x7f800000u)
+    r = 0x7fu; /* NaN */
+  else if (mag >= overflow_from)
+    r = overflow;
+  else if (mag < (uint)(128 - bias) << 23) /* below the smallest normal: the subnormal grid */
+    r = (uint)rint(ldexp(as_float(mag), bias - 1 + (int)mant_bits));
+  else { /* drop 23 - M mantissa bits, rounding half to even, and rebias the exponent */
+    uint shift = 23 - mant_bits, odd = (mag >> shift) & 1u;
+    r = (mag + ((uint)(bias - 127) << 23) + (1u << (shift - 1)) - 1u + odd) >> shift;
+  }
+  return (uchar)(r | sign);
+}
+#define LD_F8E4M3(p, i) f8_to_float(((__global const uchar *)(p))[i], 3, 7, 0)
+#define LD_F8E5M2(p, i) f8_to_float(((__global const uchar *)(p))[i], 2, 15, 1)
+/* e4m3fn: 464 (0x43e80000, the midpoint above 448) and above is 448; e5m2: 65536
+ * (0x47800000) and above is infinity. */
+#define ST_F8E4M3(p, i, v) \
+  (((__global uchar *)(p))[i] = float_to_f8((float)(v), 3, 7, 0x43e80000u, 0x7eu))
+#define ST_F8E5M2(p, i, v) \
+  (((__global uchar *)(p))[i] = float_to_f8((float)(v), 2, 15, 0x47800000u, 0x7cu))
 /* Complex numbers are (real, imaginary) pairs of float or double. ST_C64 stores a complex
  * value; ST_C64_REAL a real one (imaginary part zero), for casts from the real types. */
 #define LD_C64(p, i) vload2((i), (__global const float *)(p))
@@ -129,6 +171,16 @@ typedef float CT;
 #define IS_FLOAT 1
 #define LOAD LD_BF16
 #define STORE ST_BF16
+#elif defined(DT_F8E4M3)
+typedef float CT;
+#define IS_FLOAT 1
+#define LOAD LD_F8E4M3
+#define STORE ST_F8E4M3
+#elif defined(DT_F8E5M2)
+typedef float CT;
+#define IS_FLOAT 1
+#define LOAD LD_F8E5M2
+#define STORE ST_F8E5M2
 #elif defined(DT_I64)
 typedef long CT;
 #define LOAD LD_I64

@@ -89,14 +89,23 @@ static const struct {
   size_t size;
   const char *macro; /* -D options selecting kernels/common.cl's definitions */
 } dtype_table[AXON_DTYPE_COUNT] = {
-    [AXON_F32] = {"float32", 4, "-DDT_F32"},   [AXON_F64] = {"float64", 8, "-DDT_F64"},
-    [AXON_F16] = {"float16", 2, "-DDT_F16"},   [AXON_BF16] = {"bfloat16", 2, "-DDT_BF16"},
-    [AXON_I64] = {"int64", 8, "-DDT_I64"},     [AXON_I32] = {"int32", 4, "-DDT_I32"},
-    [AXON_I16] = {"int16", 2, "-DDT_I16"},     [AXON_I8] = {"int8", 1, "-DDT_I8"},
-    [AXON_U8] = {"uint8", 1, "-DDT_U8"},       [AXON_BOOL] = {"bool", 1, "-DDT_BOOL"},
-    [AXON_C64] = {"complex64", 8, "-DDT_C64"}, [AXON_C128] = {"complex128", 16, "-DDT_C128"},
-    [AXON_U16] = {"uint16", 2, "-DDT_U16"},    [AXON_U32] = {"uint32", 4, "-DDT_U32"},
+    [AXON_F32] = {"float32", 4, "-DDT_F32"},
+    [AXON_F64] = {"float64", 8, "-DDT_F64"},
+    [AXON_F16] = {"float16", 2, "-DDT_F16"},
+    [AXON_BF16] = {"bfloat16", 2, "-DDT_BF16"},
+    [AXON_I64] = {"int64", 8, "-DDT_I64"},
+    [AXON_I32] = {"int32", 4, "-DDT_I32"},
+    [AXON_I16] = {"int16", 2, "-DDT_I16"},
+    [AXON_I8] = {"int8", 1, "-DDT_I8"},
+    [AXON_U8] = {"uint8", 1, "-DDT_U8"},
+    [AXON_BOOL] = {"bool", 1, "-DDT_BOOL"},
+    [AXON_C64] = {"complex64", 8, "-DDT_C64"},
+    [AXON_C128] = {"complex128", 16, "-DDT_C128"},
+    [AXON_U16] = {"uint16", 2, "-DDT_U16"},
+    [AXON_U32] = {"uint32", 4, "-DDT_U32"},
     [AXON_U64] = {"uint64", 8, "-DDT_U64"},
+    [AXON_F8E4M3] = {"float8_e4m3fn", 1, "-DDT_F8E4M3"},
+    [AXON_F8E5M2] = {"float8_e5m2", 1, "-DDT_F8E5M2"},
 };
 
 size_t axon_dtype_size(axon_dtype dtype) {

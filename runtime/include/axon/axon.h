@@ -67,6 +67,8 @@ typedef enum axon_dtype {
   AXON_U16,
   AXON_U32,
   AXON_U64,
+  AXON_F8E4M3, /* float8_e4m3fn: 4 exponent bits, 3 mantissa bits, no infinities */
+  AXON_F8E5M2, /* float8_e5m2: IEEE-like, with infinities */
   AXON_DTYPE_COUNT
 } axon_dtype;
 

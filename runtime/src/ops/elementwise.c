@@ -147,11 +147,12 @@ axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype 
 }
 
 static const char *cast_names[AXON_DTYPE_COUNT] = {
-    [AXON_F32] = "ew_cast_f32",   [AXON_F64] = "ew_cast_f64", [AXON_F16] = "ew_cast_f16",
-    [AXON_BF16] = "ew_cast_bf16", [AXON_I64] = "ew_cast_i64", [AXON_I32] = "ew_cast_i32",
-    [AXON_I16] = "ew_cast_i16",   [AXON_I8] = "ew_cast_i8",   [AXON_U8] = "ew_cast_u8",
-    [AXON_BOOL] = "ew_cast_bool", [AXON_C64] = "ew_cast_c64", [AXON_C128] = "ew_cast_c128",
-    [AXON_U16] = "ew_cast_u16",   [AXON_U32] = "ew_cast_u32", [AXON_U64] = "ew_cast_u64"};
+    [AXON_F32] = "ew_cast_f32",       [AXON_F64] = "ew_cast_f64",      [AXON_F16] = "ew_cast_f16",
+    [AXON_BF16] = "ew_cast_bf16",     [AXON_I64] = "ew_cast_i64",      [AXON_I32] = "ew_cast_i32",
+    [AXON_I16] = "ew_cast_i16",       [AXON_I8] = "ew_cast_i8",        [AXON_U8] = "ew_cast_u8",
+    [AXON_BOOL] = "ew_cast_bool",     [AXON_C64] = "ew_cast_c64",      [AXON_C128] = "ew_cast_c128",
+    [AXON_U16] = "ew_cast_u16",       [AXON_U32] = "ew_cast_u32",      [AXON_U64] = "ew_cast_u64",
+    [AXON_F8E4M3] = "ew_cast_f8e4m3", [AXON_F8E5M2] = "ew_cast_f8e5m2"};
 
 axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_dtype,
                         const axon_ew_desc *desc) {

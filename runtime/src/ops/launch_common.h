@@ -35,6 +35,8 @@ static inline compute_scalar make_scalar(axon_dtype dtype, double value, int64_t
     case AXON_F32:
     case AXON_F16:
     case AXON_BF16:
+    case AXON_F8E4M3:
+    case AXON_F8E5M2:
       s.v.f = (float)value;
       s.size = 4;
       break;
