@@ -47,6 +47,11 @@ def test_complex_to_real_keeps_the_real_part():
     compare(z.to(torch.int64), z.to(DEVICE).to(torch.int64))
 
 
+def like(b, a):
+    """b as a tensor on a's device (ops without a scalar overload)."""
+    return b if isinstance(b, torch.Tensor) else torch.full_like(a, b)
+
+
 BINARY = {
     "add": lambda a, b: a + b,
     "add_alpha": lambda a, b: torch.add(a, b, alpha=2),
@@ -56,6 +61,10 @@ BINARY = {
     "pow": lambda a, b: a**b,
     "eq": lambda a, b: a == b,
     "ne": lambda a, b: a != b,
+    "logaddexp": lambda a, b: torch.logaddexp(a, like(b, a)),
+    "logical_and": lambda a, b: torch.logical_and(a, like(b, a)),
+    "logical_xor": lambda a, b: torch.logical_xor(a, like(b, a)),
+    "lerp": lambda a, b: torch.lerp(a, like(b, a).to(a.dtype), 0.3),
 }
 
 
@@ -88,6 +97,26 @@ UNARY = {
     "angle": torch.angle,
     "isnan": torch.isnan,
     "isfinite": torch.isfinite,
+    "sinh": torch.sinh,
+    "cosh": torch.cosh,
+    "tan": torch.tan,
+    "asin": torch.asin,
+    "acos": torch.acos,
+    "atan": torch.atan,
+    "asinh": torch.asinh,
+    "acosh": torch.acosh,
+    "atanh": torch.atanh,
+    "log1p": torch.log1p,
+    "log2": torch.log2,
+    "log10": torch.log10,
+    "exp2": torch.exp2,
+    "expm1": torch.expm1,
+    "sinc": torch.sinc,
+    "silu": torch.nn.functional.silu,
+    "logical_not": torch.logical_not,
+    "any": lambda z: z.any(dim=1),
+    "all": lambda z: (z + 1).all(),
+    "cumsum": lambda z: z.cumsum(1),
 }
 
 
@@ -211,12 +240,40 @@ def test_norms_and_spread(dtype):
         compare(want, got, **TOL[dtype])
 
 
+@pytest.mark.parametrize("dtype", CDTYPES, ids=str)
+def test_complex_scaled_products_and_fills(dtype):
+    """addmm / baddbmm / addmv with complex alpha and beta, vdot, index_fill with a complex value."""
+    a, b, c = crand(4, 5, dtype=dtype, seed=9), crand(5, 3, dtype=dtype, seed=10), crand(4, 3, dtype=dtype, seed=11)
+    ax, bx, cx = a.to(DEVICE), b.to(DEVICE), c.to(DEVICE)
+    compare(
+        torch.addmm(c, a, b, beta=0.5 + 1j, alpha=2 - 1j),
+        torch.addmm(cx, ax, bx, beta=0.5 + 1j, alpha=2 - 1j),
+        **TOL[dtype],
+    )
+    compare(torch.baddbmm(c, a[None], b[None], alpha=1j), torch.baddbmm(cx, ax[None], bx[None], alpha=1j), **TOL[dtype])
+    v = crand(5, dtype=dtype, seed=12)
+    compare(torch.addmv(c[:, 0], a, v, beta=1j), torch.addmv(cx[:, 0], ax, v.to(DEVICE), beta=1j), **TOL[dtype])
+    compare(torch.vdot(a[0], a[1]), torch.vdot(ax[0], ax[1]), **TOL[dtype])
+    idx = torch.tensor([0, 2])
+    compare(a.index_fill(0, idx, 2 - 3j), ax.index_fill(0, idx.to(DEVICE), 2 - 3j), **TOL[dtype])
+
+
+def test_complex_random_parts():
+    """randn on complex: each part normal with variance 1/2; rand: each part uniform in [0, 1)."""
+    torch.manual_seed(0)
+    z = torch.randn(200000, dtype=torch.complex64, device=DEVICE).cpu()
+    assert abs(z.real.var().item() - 0.5) < 0.01 and abs(z.imag.var().item() - 0.5) < 0.01
+    assert abs(z.real.mean().item()) < 0.01 and abs((z.real * z.imag).mean().item()) < 0.01
+    u = torch.rand(200000, dtype=torch.complex64, device=DEVICE).cpu()
+    assert 0 <= u.real.min() and u.real.max() < 1 and abs(u.imag.mean().item() - 0.5) < 0.01
+
+
 def test_ops_without_complex_kernels_say_so():
     """Families without complex kernels refuse complex tensors instead of computing lane by lane."""
     ax = crand(3, 4).to(DEVICE)
     for fn in (
         lambda t: torch.softmax(t, -1),
-        lambda t: t.cumsum(0),
+        lambda t: t.cumprod(0),
         lambda t: t.prod(),
         lambda t: torch.special.i0(t),
     ):

@@ -2,6 +2,7 @@
 bit pattern and the awkward values around each rounding boundary), the ops PyTorch's CPU has
 for them, and torch._scaled_mm against the CPU's."""
 
+import copy
 import warnings
 
 import pytest
@@ -134,3 +135,24 @@ def test_scaled_mm_bad_scale_names_it():
     a, b = a.to("axon"), b.to("axon")
     with pytest.raises(RuntimeError, match="scale_a must hold one value or have shape"):
         torch._scaled_mm(a, b, scale_a=torch.ones(3, device="axon"), scale_b=torch.tensor(1.0, device="axon"))
+
+
+@pytest.mark.parametrize("recipe", ["tensorwise", "rowwise"])
+def test_torchao_float8_training_step_matches_cpu(recipe):
+    """torchao's float8 training path (Float8Linear: amax scaling, float8 casts, _scaled_mm in
+    forward and backward) on axon, natively, against the same step on the CPU."""
+    float8 = pytest.importorskip("torchao.float8", reason="torchao is not installed (make deps installs it)")
+    torch.manual_seed(0)
+    base = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 32))
+    x, target = torch.randn(16, 64), torch.randn(16, 32)
+    results = []
+    torch.axon.fallback_ops(reset=True)
+    for device in ("cpu", "axon"):
+        model = copy.deepcopy(base).to(device)
+        float8.convert_to_float8_training(model, config=float8.Float8LinearConfig.from_recipe_name(recipe))
+        out = model(x.to(device))
+        ((out - target.to(device)) ** 2).mean().backward()
+        results.append([out.detach().cpu(), *(p.grad.cpu() for p in model.parameters())])
+    for cpu, axon in zip(*results, strict=True):
+        torch.testing.assert_close(axon, cpu, rtol=1e-4, atol=1e-5)
+    assert torch.axon.fallback_ops() == {}

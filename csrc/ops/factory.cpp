@@ -53,6 +53,14 @@ Tensor& linspace_out(const Scalar& start, const Scalar& end, int64_t steps, Tens
   if (out.numel() != steps) out.resize_({steps});
   if (steps == 0) return out;
   if (steps == 1) return out.fill_(start);
+  if (out.is_complex()) {  // both parts are linear in the index: two real linspaces
+    c10::complex<double> s = start.toComplexDouble(), e = end.toComplexDouble();
+    auto part = [&](double from, double to) {
+      Tensor t = at::empty({steps}, out.options().dtype(c10::toRealValueType(out.scalar_type())));
+      return linspace_out(from, to, steps, t);
+    };
+    return out.copy_(at::complex(part(s.real(), e.real()), part(s.imag(), e.imag())));
+  }
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_axon", [&] {
     const scalar_t s = start.to<scalar_t>(), e = end.to<scalar_t>();
     const step_t<scalar_t> step =

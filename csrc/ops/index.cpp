@@ -260,6 +260,11 @@ Tensor& index_fill_scalar(Tensor& self, int64_t dim, const Tensor& index, const 
   check_bounds(idx, s.size(dim), dim, true);
   std::vector<int64_t> shape(s.sizes().begin(), s.sizes().end());
   shape[size_t(dim)] = idx.numel();
+  if (value.isComplex()) {  // the kernel's scalar is real: a complex value goes as a filled source
+    Tensor src = at::full(shape, value, s.options());
+    scatter_into(s, dim, index_along(idx, dim, shape), &src, 0, AXON_SCATTER_ASSIGN, true);
+    return self;
+  }
   scatter_into(s, dim, index_along(idx, dim, shape), nullptr, value, AXON_SCATTER_ASSIGN, true);
   return self;
 }

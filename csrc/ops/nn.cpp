@@ -98,10 +98,27 @@ Tensor& mm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   return out;
 }
 
+// The gemm takes real factors: with a complex alpha or beta that has an imaginary part, the
+// product runs unscaled and the factors apply through the complex elementwise kernels.
+bool has_imaginary(const Scalar& s) {
+  return s.isComplex() && s.toComplexDouble().imag() != 0;
+}
+
+template <class Product>
+Tensor& scaled_by_complex(const Tensor& self, const Scalar& beta, const Scalar& alpha, Tensor& out,
+                          Product product) {
+  Tensor r = product().mul(alpha);
+  if (beta.toComplexDouble() != 0.0) r.add_(self.mul(beta));
+  out.copy_(r);
+  return out;
+}
+
 Tensor& addmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta,
                   const Scalar& alpha, Tensor& out) {
   check_mm(a, b);
   at::native::resize_output(out, {a.size(0), b.size(1)});
+  if (has_imaginary(alpha) || has_imaginary(beta))
+    return scaled_by_complex(self, beta, alpha, out, [&] { return at::mm(a, b); });
   double bv = beta.toDouble();
   if (bv != 0 && !self.is_same(out)) out.copy_(self.expand({a.size(0), b.size(1)}));
   gemm(a.unsqueeze(0), b.unsqueeze(0), out.unsqueeze(0), alpha.toDouble(), bv);
@@ -120,6 +137,8 @@ Tensor& baddbmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const 
                     const Scalar& alpha, Tensor& out) {
   TORCH_CHECK(a.dim() == 3 && b.dim() == 3, "batch1 and batch2 must be 3D tensors");
   at::native::resize_output(out, {a.size(0), a.size(1), b.size(2)});
+  if (has_imaginary(alpha) || has_imaginary(beta))
+    return scaled_by_complex(self, beta, alpha, out, [&] { return at::bmm(a, b); });
   double bv = beta.toDouble();
   if (bv != 0 && !self.is_same(out)) out.copy_(self.expand(out.sizes()));
   gemm(a, b, out, alpha.toDouble(), bv);
@@ -132,6 +151,8 @@ Tensor& addmv_out(const Tensor& self, const Tensor& mat, const Tensor& vec, cons
               "size mismatch, got input (", mat.size(0), "x", mat.size(1), "), vec (", vec.numel(),
               ")");
   at::native::resize_output(out, {mat.size(0)});
+  if (has_imaginary(alpha) || has_imaginary(beta))
+    return scaled_by_complex(self, beta, alpha, out, [&] { return at::mv(mat, vec); });
   double bv = beta.toDouble();
   if (bv != 0 && !self.is_same(out)) out.copy_(self.expand({mat.size(0)}));
   gemm(mat.unsqueeze(0), vec.unsqueeze(-1).unsqueeze(0), out.unsqueeze(-1).unsqueeze(0),
@@ -366,14 +387,26 @@ Tensor& random_fill(Tensor& self, axon_random_kind kind, double a, double b,
   return self;
 }
 
+// Complex tensors draw both parts from the real distribution, as PyTorch does: normal_ with
+// std / sqrt(2) per part (so the complex variance is std^2), uniform_ in [from, to) per part.
 Tensor& normal_(Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (self.is_complex()) {
+    Tensor parts = at::view_as_real(self);
+    random_fill(parts, AXON_RANDOM_NORMAL, mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
   return random_fill(self, AXON_RANDOM_NORMAL, mean, std, gen);
 }
 
 Tensor& uniform_(Tensor& self, double from, double to, std::optional<at::Generator> gen) {
   TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
               " > to=", to);
+  if (self.is_complex()) {
+    Tensor parts = at::view_as_real(self);
+    random_fill(parts, AXON_RANDOM_UNIFORM, from, to, gen);
+    return self;
+  }
   return random_fill(self, AXON_RANDOM_UNIFORM, from, to, gen);
 }
 

@@ -374,8 +374,33 @@ bool has_negative(at::IntArrayRef padding) {
   return std::any_of(padding.begin(), padding.end(), [](int64_t p) { return p < 0; });
 }
 
+// Complex tensors pad as their parts: the (real, imaginary) planes become a batch of twice the
+// leading dim (padding treats every leading dim alike) for the real kernels.
+Tensor parts_as_batch(const Tensor& t) {
+  std::vector<int64_t> shape = t.sizes().vec();
+  shape[0] *= 2;
+  Tensor c = t.resolve_conj();
+  if (c.stride(-1) != 1) c = c.contiguous();  // view_as_real needs unit-stride elements
+  return at::view_as_real(c).movedim(-1, 0).reshape(shape);
+}
+
+Tensor batch_as_complex(const Tensor& r) {
+  std::vector<int64_t> shape = r.sizes().vec();
+  shape[0] /= 2;
+  shape.insert(shape.begin(), 2);
+  return at::view_as_complex(r.reshape(shape).movedim(0, -1).contiguous());
+}
+
 void pad_fwd(const Tensor& self, at::IntArrayRef padding, axon_resample_kind kind, Tensor& out,
              int nd) {
+  if (self.is_complex() && out.numel() == 0) return;
+  if (self.is_complex()) {
+    Tensor parts = at::empty(parts_as_batch(out).sizes(),
+                             out.options().dtype(c10::toRealValueType(out.scalar_type())));
+    pad_fwd(parts_as_batch(self), padding, kind, parts, nd);
+    out.copy_(batch_as_complex(parts));
+    return;
+  }
   c10::DeviceGuard guard(self.device());
   check_dtype_supported(self.scalar_type(), self.device().index());
   for (int i = 0; i < nd; i++) {
@@ -408,6 +433,14 @@ void pad_fwd(const Tensor& self, at::IntArrayRef padding, axon_resample_kind kin
 
 void pad_bwd(const Tensor& grad_output, const Tensor& self, at::IntArrayRef padding,
              axon_resample_kind kind, Tensor& grad_input, int nd) {
+  if (grad_output.is_complex() && grad_input.numel() == 0) return;
+  if (grad_output.is_complex()) {
+    Tensor parts_self = parts_as_batch(self);
+    Tensor parts = at::empty(parts_self.sizes(), parts_self.options());
+    pad_bwd(parts_as_batch(grad_output), parts_self, padding, kind, parts, nd);
+    grad_input.copy_(batch_as_complex(parts));
+    return;
+  }
   if (has_negative(padding)) {
     Tensor g = grad_output;
     for (int i = 0; i < nd; i++) {

@@ -86,6 +86,10 @@ std::vector<IterDim> fold(const std::vector<IterDim>& dims) {
 void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimMask& mask,
                  bool keepdim, const ReduceArgs& args = {}) {
   c10::DeviceGuard guard(in.device());
+  if (in.is_complex() && (std::strcmp(op, "any") == 0 || std::strcmp(op, "all") == 0)) {
+    reduce_into(op, in.ne(0), out, mask, keepdim, args);  // truth is "not zero"
+    return;
+  }
   if (in.is_complex()) {
     // Sums add real and imaginary parts apart: the reduction of the (real, imaginary) pairs,
     // the pair dim kept.
@@ -335,11 +339,9 @@ Tensor trace(const Tensor& self) {
   return at::sum(self.diagonal(), sum_type(self, std::nullopt));
 }
 
-// Real vectors: vdot is dot (no conjugation to do).
+// vdot conjugates its first operand (the matrix product materialises the conjugate).
 Tensor vdot(const Tensor& self, const Tensor& other) {
-  TORCH_CHECK_NOT_IMPLEMENTED(!self.is_complex() && !other.is_complex(),
-                              "axon: complex vdot is not supported");
-  return at::dot(self, other);
+  return at::dot(self.is_complex() ? self.conj() : self, other);
 }
 
 // ---- addbmm: beta * self + alpha * sum_b batch1[b] @ batch2[b], a reduction over the batch

@@ -59,6 +59,11 @@ Tensor& cum_out(const Tensor& self, int64_t dim, const Tensor& out, axon_scan_op
   dim = c10::maybe_wrap_dim(dim, self.dim());
   at::native::resize_output(out, self.sizes());
   Tensor in = self.scalar_type() == out.scalar_type() ? self : self.to(out.scalar_type());
+  if (in.is_complex() && op == AXON_SCAN_SUM) {  // the parts' running sums, apart
+    auto parts = [](const Tensor& t) { return at::view_as_real(t.dim() ? t : t.reshape({1})); };
+    scan_into(parts(in.resolve_conj()), parts(out), nullptr, dim, op);
+    return const_cast<Tensor&>(out);
+  }
   scan_into(in, out, nullptr, dim, op);
   return const_cast<Tensor&>(out);
 }

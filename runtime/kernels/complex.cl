@@ -7,6 +7,11 @@
  * its c10::complex does; abs is hypot).
  */
 
+/* Constants in the part type (M_PI and friends are double, which not every device has). */
+#define C_PI ((RT)3.14159265358979323846)
+#define C_LN2 ((RT)0.69314718055994530942)
+#define C_LN10 ((RT)2.30258509299404568402)
+
 inline CT c_mul(CT a, CT b) {
   return (CT)(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
 }
@@ -80,6 +85,101 @@ inline CT c_pow(CT a, CT b) {
   return c_exp(c_mul(b, c_log(a)));
 }
 
+/* i z and -i z: the rotations that turn the circular functions into the hyperbolic ones. */
+inline CT c_times_i(CT a) {
+  return (CT)(-a.y, a.x);
+}
+inline CT c_times_minus_i(CT a) {
+  return (CT)(a.y, -a.x);
+}
+
+inline CT c_sinh(CT a) {
+  return (CT)(sinh(a.x) * cos(a.y), cosh(a.x) * sin(a.y));
+}
+
+inline CT c_cosh(CT a) {
+  return (CT)(cosh(a.x) * cos(a.y), sinh(a.x) * sin(a.y));
+}
+
+inline CT c_tan(CT a) { /* tan z = -i tanh(i z) */
+  return c_times_minus_i(c_tanh(c_times_i(a)));
+}
+
+/* Kahan's formulas ("Branch cuts for complex elementary functions", 1987): accurate near the
+ * branch points and on the cuts (signed zeros pick the side), unlike log(z + sqrt(z^2 - 1)). */
+inline CT c_asin(CT a) {
+  CT s1 = c_sqrt((CT)((RT)1 - a.x, -a.y)), s2 = c_sqrt((CT)((RT)1 + a.x, a.y));
+  return (CT)(atan2(a.x, s1.x * s2.x - s1.y * s2.y), asinh(s1.x * s2.y - s1.y * s2.x));
+}
+
+inline CT c_acos(CT a) {
+  CT s1 = c_sqrt((CT)((RT)1 - a.x, -a.y)), s2 = c_sqrt((CT)((RT)1 + a.x, a.y));
+  return (CT)((RT)2 * atan2(s1.x, s2.x), asinh(s2.x * s1.y - s2.y * s1.x));
+}
+
+inline CT c_acosh(CT a) {
+  CT s1 = c_sqrt((CT)(a.x - (RT)1, a.y)), s2 = c_sqrt((CT)(a.x + (RT)1, a.y));
+  return (CT)(asinh(s1.x * s2.x + s1.y * s2.y), (RT)2 * atan2(s1.y, s2.x));
+}
+
+inline CT c_asinh(CT a) { /* asinh z = -i asin(i z) */
+  return c_times_minus_i(c_asin(c_times_i(a)));
+}
+
+/* atanh z = (log1p(z) - log1p(-z)) / 2, its real part through log1p so that small z keeps
+ * its relative precision, on the right half-plane (atanh is odd): there log1p's argument is
+ * positive, not near -1 where it would lose the digits that matter. */
+inline CT c_atanh_right(CT a) {
+  /* 1 - |z|^2 cancels near the unit circle: in double where the device has it. */
+#ifdef HAS_FP64
+  double x = a.x, y = a.y;
+#else
+  RT x = a.x, y = a.y;
+#endif
+  RT one_minus = (RT)1 - a.x, y2 = a.y * a.y;
+  RT re = log1p((RT)4 * a.x / (one_minus * one_minus + y2)) / (RT)4;
+  RT im = atan2((RT)2 * a.y, (RT)((1 - x) * (1 + x) - y * y)) / (RT)2;
+  return (CT)(re, im);
+}
+
+inline CT c_atanh(CT a) {
+  return signbit(a.x) ? -c_atanh_right(-a) : c_atanh_right(a);
+}
+
+inline CT c_atan(CT a) { /* atan z = -i atanh(i z) */
+  return c_times_minus_i(c_atanh(c_times_i(a)));
+}
+
+/* log(1 + z), near 0 from log1p of |1 + z|^2 - 1 = 2x + x^2 + y^2 (no cancellation). */
+inline CT c_log1p(CT a) {
+  if (fabs(a.x) < (RT)0.5 && fabs(a.y) < (RT)0.5)
+    return (CT)(log1p(a.x * ((RT)2 + a.x) + a.y * a.y) / (RT)2, atan2(a.y, (RT)1 + a.x));
+  return c_log((CT)((RT)1 + a.x, a.y));
+}
+
+/* exp(z) - 1 = (expm1(x) cos y - 2 sin^2(y / 2)) + i exp(x) sin y. */
+inline CT c_expm1(CT a) {
+  RT half_sin = sin(a.y / (RT)2);
+  return (CT)(expm1(a.x) * cos(a.y) - (RT)2 * half_sin * half_sin, exp(a.x) * sin(a.y));
+}
+
+/* log(exp(a) + exp(b)) from the operand of larger real part, as PyTorch computes it. */
+inline CT c_logaddexp(CT a, CT b) {
+  if (isinf(a.x) && a.x == b.x && a.y == b.y) return a;
+  CT big = a.x >= b.x ? a : b, small = a.x >= b.x ? b : a;
+  return big + c_log1p(c_exp(small - big));
+}
+
+inline CT c_sinc(CT a) {
+  if (a.x == (RT)0 && a.y == (RT)0) return (CT)((RT)1, (RT)0);
+  CT pa = C_PI * a;
+  return c_div(c_sin(pa), pa);
+}
+
+inline int c_nonzero(CT a) {
+  return a.x != (RT)0 || a.y != (RT)0;
+}
+
 /* Arithmetic; alpha is add's and sub's real multiplier. */
 BINARY(add, STORE, a + (RT)alpha.x * b)
 BINARY(sub, STORE, a - (RT)alpha.x * b)
@@ -98,6 +198,26 @@ UNARY(tanh, STORE, c_tanh(a))
 UNARY(sigmoid, STORE, c_sigmoid(a))
 UNARY(sign, STORE, c_sgn(a)) /* torch.sgn */
 BINARY(pow, STORE, c_pow(a, b))
+UNARY(sinh, STORE, c_sinh(a))
+UNARY(cosh, STORE, c_cosh(a))
+UNARY(tan, STORE, c_tan(a))
+UNARY(asin, STORE, c_asin(a))
+UNARY(acos, STORE, c_acos(a))
+UNARY(atan, STORE, c_atan(a))
+UNARY(asinh, STORE, c_asinh(a))
+UNARY(acosh, STORE, c_acosh(a))
+UNARY(atanh, STORE, c_atanh(a))
+UNARY(log1p, STORE, c_log1p(a))
+UNARY(log2, STORE, c_log(a) / C_LN2)
+UNARY(log10, STORE, c_log(a) / C_LN10)
+UNARY(exp2, STORE, c_exp(C_LN2 * a))
+UNARY(expm1, STORE, c_expm1(a))
+UNARY(silu, STORE, c_mul(a, c_sigmoid(a)))
+UNARY(sinc, STORE, c_sinc(a))
+BINARY(logaddexp, STORE, c_logaddexp(a, b))
+/* lerp(a, b, w) from the nearer end, as the real kernel does. */
+TERNARY(lerp, STORE,
+        c_abs(c) < (RT)0.5 ? a + c_mul(c, b - a) : b - c_mul(b - a, (CT)((RT)1, (RT)0) - c))
 TERNARY(addcmul, STORE, a + (RT)alpha.x * c_mul(b, c))
 TERNARY(addcdiv, STORE, a + (RT)alpha.x * c_div(b, c))
 EW_KERNEL(fill, 0, { STORE(PTR(o), off[0], s1); }) /* the value arrives as scalar s1 */
@@ -118,6 +238,10 @@ BINARY(eq, ST_BOOL, a.x == b.x && a.y == b.y)
 BINARY(ne, ST_BOOL, a.x != b.x || a.y != b.y)
 UNARY(isnan, ST_BOOL, isnan(a.x) || isnan(a.y))
 UNARY(isfinite, ST_BOOL, isfinite(a.x) && isfinite(a.y))
+UNARY(logical_not, ST_BOOL, !c_nonzero(a))
+BINARY(logical_and, ST_BOOL, c_nonzero(a) && c_nonzero(b))
+BINARY(logical_or, ST_BOOL, c_nonzero(a) || c_nonzero(b))
+BINARY(logical_xor, ST_BOOL, c_nonzero(a) != c_nonzero(b))
 
 /* Conversions: cast_<dst> reads this program's complex type and writes dst: the other complex
  * type, or (as PyTorch does, with its warning) the real part. */

@@ -136,8 +136,9 @@ axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype 
   char family[64] = "ew_common+elementwise", kernel[64];
   const char *slash = strchr(op, '/');
   if (slash) snprintf(family, sizeof family, "ew_common+%.*s", (int)(slash - op), op);
-  /* Complex numbers have a family of their own, with the same kernel names. */
-  if (!slash && is_complex_dtype(dtype)) snprintf(family, sizeof family, "ew_common+complex");
+  /* Complex numbers have a family of their own, with the same kernel names ("special/sinc" is
+   * ew_sinc there too). */
+  if (is_complex_dtype(dtype)) snprintf(family, sizeof family, "ew_common+complex");
   join3(kernel, sizeof kernel, "ew_", slash ? slash + 1 : op, NULL);
   axon_status_t st = run(stream, family, kernel, dtype, desc, alpha, beta);
   if (st == CL_INVALID_KERNEL_NAME)
