@@ -346,3 +346,60 @@ def test_empty_inputs():
         check_fn(lambda w, m=mode: F.embedding_bag(empty.to(w.device), w, off.to(w.device), mode=m), [wc], [wa])
     check_fn(lambda x: torch.cdist(x, x[:0]), [wc], [wa])
     check_fn(lambda x: F.pdist(x[:, :0]), [wc], [wa])
+
+
+def test_transformer_encoder_fast_path_padding_mask_is_native():
+    """nn.TransformerEncoder in eval mode asks whether the padding mask is left-aligned
+    (_nested_tensor_from_mask_left_aligned): answered natively, the output as on the CPU."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    x = torch.randn(3, 5, 16)
+    pad = torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 1, 1, 1]], dtype=torch.bool)
+    for mask in (pad, torch.tensor([[0, 1, 0, 1, 1]] * 3, dtype=torch.bool)):
+        assert torch._nested_tensor_from_mask_left_aligned(x.to("axon"), mask.logical_not().to("axon")) == (
+            torch._nested_tensor_from_mask_left_aligned(x, mask.logical_not())
+        )
+    with torch.no_grad():
+        want = enc(x, src_key_padding_mask=pad)
+        torch.axon.fallback_ops(reset=True)
+        got = enc.to("axon")(x.to("axon"), src_key_padding_mask=pad.to("axon"))
+    assert "aten::_nested_tensor_from_mask_left_aligned" not in torch.axon.fallback_ops()
+    torch.testing.assert_close(got.cpu(), want, atol=1e-5, rtol=1e-5)
+
+
+def test_multihead_attention_fast_path_is_native():
+    """nn.MultiheadAttention's inference fast path (_native_multi_head_attention) with key
+    padding and attention masks, self- and cross-attention, weights averaged or not."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    x, y = torch.randn(3, 5, 16), torch.randn(3, 7, 16)
+    pad = torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 1, 1, 1]], dtype=torch.bool)
+    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1)
+    cases = [((x, x, x), {}), ((x, x, x), {"key_padding_mask": pad}), ((x, x, x), {"attn_mask": causal})]
+    cases += [((x, x, x), {"key_padding_mask": pad, "average_attn_weights": False}), ((x, y, y), {})]
+    ax = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval().to("axon")
+    ax.load_state_dict(mha.state_dict())
+    with torch.no_grad():
+        for args, kwargs in cases:
+            want = mha(*args, **kwargs)
+            got = ax(
+                *(t.to("axon") for t in args),
+                **{k: v.to("axon") for k, v in kwargs.items() if k != "average_attn_weights"},
+                **{k: v for k, v in kwargs.items() if k == "average_attn_weights"},
+            )
+            for w, g in zip(want, got, strict=True):
+                torch.testing.assert_close(g.cpu(), w, atol=1e-5, rtol=1e-5)
+
+
+def test_glu_forward_mode_derivative():
+    import torch.autograd.forward_ad as fwad
+
+    x, t = torch.randn(4, 6), torch.randn(4, 6)
+    results = []
+    for device in ("cpu", "axon"):
+        with fwad.dual_level():
+            out = F.glu(fwad.make_dual(x.to(device), t.to(device)), dim=1)
+            results.append([r.cpu() for r in fwad.unpack_dual(out)[:2]])
+    for c, a in zip(*results, strict=True):
+        torch.testing.assert_close(a, c, atol=1e-6, rtol=1e-5)

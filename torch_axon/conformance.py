@@ -19,6 +19,12 @@ the detail). Random ops are compared by shape and dtype only. Each (op, dtype) p
   PyTorch itself waives the device-vs-CPU comparison of the op (its test_compare_cpu) and the
   values differ.
 
+Two other modes run the same pairs differently, each with its own reports (``docs/op-coverage-fwad.*``,
+``docs/op-coverage-vmap.*``): ``--forward-ad`` compares forward-mode AD (primal and tangent outputs for
+one fixed random tangent per differentiable input) for OpInfos that support it, at float32 / float64;
+``--vmap`` compares ``torch.func.vmap`` of the op on axon, over a batch of three inputs, with a Python
+loop on the CPU (a sample whose vmap fails on the CPU as well is a skip).
+
 Results are appended to a JSONL checkpoint as each pair finishes, so an interrupted sweep resumes
 where it stopped (``--restart`` starts over). The report goes to ``docs/op-coverage.md``, between
 the markers ``<!-- sweep:begin -->`` and ``<!-- sweep:end -->`` (the hand-written part above them
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import copy
 import datetime
 import itertools
 import json
@@ -99,9 +106,17 @@ DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
 TOLERANCE_TESTS = frozenset({None, "test_compare_cpu", "test_noncontiguous_samples", "test_variant_consistency_eager"})
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-DEFAULT_CHECKPOINT = DOCS / "op-coverage.jsonl"
-DEFAULT_MARKDOWN = DOCS / "op-coverage.md"
-DEFAULT_JSON = DOCS / "op-coverage.json"
+# How samples run: ``eager`` (the sweep proper), forward-mode AD or vmap; each mode has its own reports.
+MODE_REPORT_STEM = {"eager": "op-coverage", "forward-ad": "op-coverage-fwad", "vmap": "op-coverage-vmap"}
+
+
+def default_paths(mode: str) -> tuple[Path, Path, Path]:
+    """The mode's default (checkpoint, markdown, json) paths in docs/."""
+    stem = DOCS / MODE_REPORT_STEM[mode]
+    return stem.with_suffix(".jsonl"), stem.with_suffix(".md"), stem.with_suffix(".json")
+
+
+DEFAULT_CHECKPOINT, DEFAULT_MARKDOWN, DEFAULT_JSON = default_paths("eager")
 BEGIN_MARK, END_MARK = "<!-- sweep:begin -->", "<!-- sweep:end -->"
 
 # Axon's documented refusals (complex and quantized dtypes, sparse layouts): a skip, not an error.
@@ -302,7 +317,8 @@ def map_structure(fn: Callable[[Any], Any], obj: Any) -> Any:
         return {k: map_structure(fn, v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)) and not isinstance(obj, torch.Size):
         items = [map_structure(fn, v) for v in obj]
-        return type(obj)(items) if type(obj) in (list, tuple) else type(obj)(*items)
+        # A namedtuple takes its fields; a list, a tuple or a torch.return_types tuple one sequence.
+        return type(obj)(*items) if hasattr(obj, "_fields") else type(obj)(items)
     return fn(obj)
 
 
@@ -441,15 +457,15 @@ def call(op, sample, moved: tuple[Any, tuple, dict]) -> Any:
     return sample.output_process_fn_grad(op(inp, *args, **kwargs))
 
 
-def run_on_axon(op, sample, moved: tuple, input_only: tuple) -> tuple[tuple, Any]:
-    """(the sample used, the result) on axon; retried with args on the CPU if the op asked for CPU args."""
+def run_on_axon(op, sample, moved: tuple, input_only: tuple, run: Callable = call) -> tuple[tuple, Any]:
+    """(the sample used, ``run``'s result) on axon; retried with args on the CPU if the op asked for CPU args."""
     try:
-        return moved, call(op, sample, moved)
+        return moved, run(op, sample, moved)
     except Exception as e:
         if "cpu" not in str(e).lower():
             raise
         try:
-            return input_only, call(op, sample, input_only)
+            return input_only, run(op, sample, input_only)
         except Exception:
             raise e from None
 
@@ -517,6 +533,152 @@ def check_results(cpu: Any, axon: Any, check: Check, reference: Callable[[], Any
             return Outcome("pass", ACCURACY_NOTE)
         return Outcome("mismatch", shorten(str(e)))
     return Outcome("pass")
+
+
+# --------------------------------------------------------------------------------------------
+# Forward-mode AD and vmap (--forward-ad, --vmap): other ways to run a sample, same comparisons
+
+
+def make_tangents(inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """A fixed random CPU tangent for each differentiable input (seeded, so both devices get the same)."""
+    gen = torch.Generator().manual_seed(4321)
+    return [torch.randn(t.shape, generator=gen, dtype=t.dtype) for t in inputs]
+
+
+def forward_ad_call(op, sample, moved: tuple, tangents: list[torch.Tensor]) -> dict:
+    """The op with dual numbers: each input that requires grad carries its tangent (moved to its device).
+
+    Returns {"primal": the outputs, "tangent": the floating outputs' tangents (None where zero)}.
+    """
+    import torch.autograd.forward_ad as fwAD
+
+    inputs = grad_inputs(*moved)
+    tangent_of = {id(t): d.to(t.device, t.dtype) for t, d in zip(inputs, tangents, strict=True)}
+
+    def dual(x: Any) -> Any:
+        return fwAD.make_dual(x.detach(), tangent_of[id(x)]) if id(x) in tangent_of else x
+
+    with fwAD.dual_level():
+        out = call(op, sample, map_structure(dual, moved))
+        primal = map_structure(lambda x: fwAD.unpack_dual(x).primal if isinstance(x, torch.Tensor) else x, out)
+        floating = [t for t in leaves(out) if isinstance(t, torch.Tensor) and t.is_floating_point()]
+        return {"primal": primal, "tangent": [fwAD.unpack_dual(t).tangent for t in floating]}
+
+
+def run_sample_forward_ad(op, sample, tol: Tolerance, want_grad: bool) -> Outcome:
+    """Forward-mode AD on the CPU and on axon with the same tangents: primal and tangent outputs compared."""
+    moved, input_only = axon_sample(sample), axon_sample(sample, move_args=False)  # before any in-place op
+    cpu_inputs = grad_inputs(sample.input, sample.args, sample.kwargs)
+    if not cpu_inputs:
+        return Outcome("skip", "sample has no differentiable input")
+    tangents = make_tangents(cpu_inputs)
+    wide = Float64Reference(op, sample) if tol.sample_dtype in REFERENCE_DTYPES else None
+    reference = wide and (lambda: forward_ad_call(op, sample, wide.inputs, [t.double() for t in tangents]))
+    try:
+        cpu_out = forward_ad_call(op, sample, (sample.input, sample.args, sample.kwargs), tangents)
+    except Exception as e:
+        return Outcome("skip", f"CPU raised: {describe(e)}")
+    try:
+        _, axon_out = run_on_axon(op, sample, moved, input_only, lambda o, s, m: forward_ad_call(o, s, m, tangents))
+    except Exception as e:
+        return Outcome("skip", reason) if (reason := unsupported_reason(e)) else Outcome("error", describe(e))
+    return check_results(cpu_out, axon_out, Check(tol, values=not is_random(op)), reference)
+
+
+VMAP_BATCH_NOTE = "the sample's input, its reversal and (floating inputs) the input times 0.75"
+
+
+def vmap_batch(x: torch.Tensor) -> torch.Tensor:
+    """Three inputs stacked: x, x reversed along every dim and (floating x) 0.75 x.
+
+    Both keep x's domain as a rule (a positive input, one within [-1, 1], a symmetric
+    positive-definite matrix), so an op defined on x is defined on every member; neither adds
+    ties (a blend of x and its reversal would, and sort may order ties either way).
+    """
+    flipped = x.flip(tuple(range(x.dim())))
+    third = 0.75 * x if x.is_floating_point() or x.is_complex() else x
+    return torch.stack([x, flipped, third])
+
+
+def stack_results(results: list) -> Any:
+    """Per-member results of a loop stacked leaf by leaf, as vmap returns them."""
+    first = results[0]
+    if isinstance(first, torch.Tensor):
+        return torch.stack(results)
+    if isinstance(first, (list, tuple)):
+        return type(first)(stack_results(list(parts)) for parts in zip(*results, strict=True))
+    raise TypeError(f"vmap cannot return {type(first).__name__}")
+
+
+def vmap_call(op, sample, moved: tuple) -> Any:
+    """torch.func.vmap of the op over dim 0 of the (batched) input, other arguments unbatched."""
+    inp, args, kwargs = moved
+    return torch.func.vmap(lambda x: call(op, sample, (x, args, kwargs)))(inp)
+
+
+def loop_call(op, sample, moved: tuple) -> Any:
+    """The op on each member of the batched input in turn, results stacked: what vmap must equal."""
+    inp, args, kwargs = moved
+    return stack_results([call(op, sample, (x, args, kwargs)) for x in inp.unbind(0)])
+
+
+def run_sample_vmap(op, sample, tol: Tolerance, want_grad: bool) -> Outcome:
+    """vmap of the op on axon against a Python loop over the batch on the CPU.
+
+    Where axon fails, the CPU's own vmap is tried: if it fails too, the op's vmap support is at
+    fault, not axon, and the sample is a skip that says so.
+    """
+    if not isinstance(sample.input, torch.Tensor) or sample.input.layout != torch.strided:
+        return Outcome("skip", "the op's first argument is not a dense tensor")
+    cpu_sample = (vmap_batch(sample.input.detach()), sample.args, sample.kwargs)
+    moved = axon_sample(replace_input(sample, cpu_sample[0]))
+    input_only = axon_sample(replace_input(sample, cpu_sample[0]), move_args=False)
+    wide = Float64Reference(op, sample) if tol.sample_dtype in REFERENCE_DTYPES else None
+    reference = wide and (lambda: loop_call(op, sample, (vmap_batch(wide.inputs[0]), *wide.inputs[1:])))
+    try:
+        expected = loop_call(op, sample, cpu_sample)
+    except Exception as e:
+        return Outcome("skip", f"CPU raised: {describe(e)}")
+    try:
+        _, axon_out = run_on_axon(op, sample, moved, input_only, vmap_call)
+        outcome = check_results(expected, axon_out, Check(tol, values=not is_random(op)), reference)
+    except Exception as e:
+        outcome = Outcome("skip", reason) if (reason := unsupported_reason(e)) else Outcome("error", describe(e))
+    if outcome.status in ("error", "mismatch") and (cpu_problem := cpu_vmap_problem(op, sample, cpu_sample, tol)):
+        return Outcome("skip", shorten(cpu_problem))
+    return outcome
+
+
+def replace_input(sample, inp: torch.Tensor):
+    """A copy of the SampleInput with another input (args, kwargs and post-processing kept)."""
+    clone = copy.copy(sample)
+    clone.input = inp
+    return clone
+
+
+def cpu_vmap_problem(op, sample, cpu_sample: tuple, tol: Tolerance) -> str | None:
+    """Why vmap of the op fails on the CPU itself (raises, or differs from the loop), or None."""
+    try:
+        cpu_vmap = vmap_call(op, sample, cpu_sample)
+    except Exception as e:
+        return f"vmap raises on the CPU too: {describe(e)}"
+    outcome = check_results(loop_call(op, sample, cpu_sample), cpu_vmap, Check(tol, on_axon=False), None)
+    return None if outcome.status == "pass" else f"vmap differs from the loop on the CPU too: {outcome.detail}"
+
+
+# Per mode: the per-sample runner and what the mode compares (for the report).
+SAMPLE_RUNNERS: dict[str, Callable[..., Outcome]] = {
+    "eager": run_sample,
+    "forward-ad": run_sample_forward_ad,
+    "vmap": run_sample_vmap,
+}
+MODE_DESCRIPTIONS = {
+    "eager": "each sample's outputs (and, at float32 / float64, input gradients)",
+    "forward-ad": "forward-mode AD (dual numbers, the same random tangent for every differentiable input on "
+    "both devices): primal and tangent outputs, for OpInfos that support forward AD, at float32 / float64",
+    "vmap": "torch.func.vmap of the op over a batch of three inputs (" + VMAP_BATCH_NOTE + ", other arguments "
+    "unbatched) on axon against a Python loop on the CPU; a sample whose vmap fails on the CPU as well is a skip",
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -593,10 +755,14 @@ def _leaf_no_less_accurate(c: Any, a: Any, r: Any, tol: Tolerance) -> bool:
 # One (op, dtype) pair
 
 
-def pair_skip_reason(op, dtype: torch.dtype, device_dtypes: dict[torch.dtype, bool]) -> str | None:
-    """Why a pair cannot run at all, or None."""
+def pair_skip_reason(op, dtype: torch.dtype, device_dtypes: dict[torch.dtype, bool], mode: str = "eager") -> str | None:
+    """Why a pair cannot run at all in this mode, or None."""
     if dtype not in op.supported_dtypes("cpu"):
         return OP_LACKS_DTYPE
+    if mode == "forward-ad" and not op.supports_forward_ad:
+        return "op does not support forward AD"
+    if mode == "forward-ad" and not wants_grad(op, dtype):
+        return "forward AD is compared at float32 / float64 for ops differentiable at the dtype"
     if not device_dtypes.setdefault(dtype, device_supports(dtype)):
         return "dtype not supported on the device"
     return None
@@ -615,21 +781,24 @@ def guarded_samples(op, dtype: torch.dtype, want_grad: bool, n: int) -> Iterator
         yield Outcome("skip", f"sample inputs raised: {describe(e)}")
 
 
-def guarded_run(op, sample, tol: Tolerance, want_grad: bool) -> Outcome:
-    """run_sample, with anything it lets through (moving the sample to axon, say) as an error."""
+def guarded_run(op, sample, tol: Tolerance, want_grad: bool, mode: str = "eager") -> Outcome:
+    """The mode's sample runner, with anything it lets through (moving the sample to axon, say) as an error."""
     try:
-        return run_sample(op, sample, tol, want_grad)
+        return SAMPLE_RUNNERS[mode](op, sample, tol, want_grad)
     except Exception as e:
         return Outcome("error", describe(e))
 
 
-def run_samples(op, dtype: torch.dtype, max_samples: int) -> list[Outcome]:
-    """The outcomes of the first ``max_samples`` samples, stopping at the first failure."""
-    want_grad, tol = wants_grad(op, dtype), Tolerance.for_op(op, dtype)
+def run_samples(op, dtype: torch.dtype, max_samples: int, mode: str = "eager") -> list[Outcome]:
+    """The outcomes of the first ``max_samples`` samples run in ``mode``, stopping at the first failure.
+
+    Forward AD asks for samples that require grad (they mark the differentiable inputs); vmap for none.
+    """
+    want_grad, tol = wants_grad(op, dtype) and mode != "vmap", Tolerance.for_op(op, dtype)
     torch.manual_seed(0)
     outcomes = []
     for sample in guarded_samples(op, dtype, want_grad, max_samples):
-        outcomes.append(sample if isinstance(sample, Outcome) else guarded_run(op, sample, tol, want_grad))
+        outcomes.append(sample if isinstance(sample, Outcome) else guarded_run(op, sample, tol, want_grad, mode))
         if outcomes[-1].status in ("error", "mismatch"):
             break
     return outcomes
@@ -655,11 +824,13 @@ def classify(outcomes: list[Outcome], fallbacks: dict[str, int], waived: bool = 
     return "native-pass", shorten("; ".join(notes))
 
 
-def sweep_pair(op, dtype: torch.dtype, limits: PairLimits, device_dtypes: dict[torch.dtype, bool]) -> Row:
-    """Runs and classifies one (op, dtype) pair; never raises (but KeyboardInterrupt)."""
+def sweep_pair(
+    op, dtype: torch.dtype, limits: PairLimits, device_dtypes: dict[torch.dtype, bool], mode: str = "eager"
+) -> Row:
+    """Runs and classifies one (op, dtype) pair in ``mode``; never raises (but KeyboardInterrupt)."""
     row = Row(op_key(op), dtype_name(dtype), "skip")
     start = time.perf_counter()
-    reason = pair_skip_reason(op, dtype, device_dtypes)
+    reason = pair_skip_reason(op, dtype, device_dtypes, mode)
     if reason:
         row.detail = reason
         return row
@@ -667,7 +838,7 @@ def sweep_pair(op, dtype: torch.dtype, limits: PairLimits, device_dtypes: dict[t
     try:
         with warnings.catch_warnings(), time_limit(limits.timeout):
             warnings.simplefilter("ignore")
-            outcomes = run_samples(op, dtype, limits.max_samples)
+            outcomes = run_samples(op, dtype, limits.max_samples, mode)
         fallbacks = torch.axon.fallback_ops(reset=True)
         row.cls, row.detail = classify(outcomes, fallbacks, cpu_comparison_waived(op, dtype))
         row.samples = sum(o.status != "skip" for o in outcomes)
@@ -740,8 +911,11 @@ def run_sweep(
     checkpoint: Path | str | None = None,
     restart: bool = False,
     progress: bool = False,
+    mode: str = "eager",
 ) -> list[Row]:
     """Sweeps the selected (op, dtype) pairs and returns their rows (checkpointed ones included).
+
+    ``mode``: ``eager`` (the default), ``forward-ad`` or ``vmap``: how each sample runs (SAMPLE_RUNNERS).
 
     ``ops``: OpInfo names (all variants) or ``name.variant`` keys; None for every OpInfo.
     ``checkpoint``: a JSONL file that rows are appended to, and that a rerun resumes from
@@ -764,7 +938,7 @@ def run_sweep(
                 continue
             if bar is not None:
                 bar.set_postfix_str(f"{key[0]} {key[1]}")
-            row = sweep_pair(op, dt, limits, device_dtypes)
+            row = sweep_pair(op, dt, limits, device_dtypes, mode)
             append_checkpoint(path, row)
             rows.append(row)
             if bar is not None:
@@ -817,13 +991,14 @@ def summarize(rows: Sequence[Row], total_ops: int) -> dict:
 
 
 def _md_intro(summary: dict, meta: dict) -> list[str]:
+    mode = meta.get("mode", "eager")
     lines = [
-        "## Measured coverage: OpInfo sweep",
+        "## Measured coverage: OpInfo sweep" + ("" if mode == "eager" else f" ({mode})"),
         "",
         f"Generated by `{meta['command']}` (rerun it rather than editing between the markers): "
         f"{meta['generated']}, torch {meta['torch']}, device {meta['device']}, at most {meta['max_samples']} "
-        f"sample inputs per (op, dtype) pair, dtypes {', '.join(summary['dtypes'])}. Classes are defined in "
-        "`torch_axon/conformance.py`.",
+        f"sample inputs per (op, dtype) pair, dtypes {', '.join(summary['dtypes'])}. Compared: "
+        f"{MODE_DESCRIPTIONS[mode]}. Classes are defined in `torch_axon/conformance.py`.",
         "",
     ]
     if summary["opinfos_covered"] < summary["opinfos_total"]:
@@ -900,9 +1075,10 @@ def write_json(path: Path, rows: Sequence[Row], summary: dict, meta: dict) -> No
     path.write_text(json.dumps(payload, indent=1) + "\n")
 
 
-def report_meta(max_samples: int, argv: Sequence[str]) -> dict:
+def report_meta(max_samples: int, argv: Sequence[str], mode: str = "eager") -> dict:
     """Where and how the sweep ran."""
     return {
+        "mode": mode,
         "command": "python -m torch_axon.conformance " + shlex.join(argv),
         "generated": datetime.date.today().isoformat(),
         "torch": torch.__version__,
@@ -944,7 +1120,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--json", help=f"JSON report (default {DEFAULT_JSON} with the default checkpoint, else none)")
     p.add_argument("--markdown", help=f"Markdown report (default {DEFAULT_MARKDOWN} with the default checkpoint)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    modes = p.add_mutually_exclusive_group()
+    modes.add_argument("--forward-ad", action="store_true", help="forward-mode AD (reports: docs/op-coverage-fwad.*)")
+    modes.add_argument("--vmap", action="store_true", help="vmap against a loop (reports: docs/op-coverage-vmap.*)")
     return p.parse_args(argv)
+
+
+def _mode(a: argparse.Namespace) -> str:
+    return "forward-ad" if a.forward_ad else "vmap" if a.vmap else "eager"
 
 
 def _path_or_default(value: str | None, default: Path | None) -> Path | None:
@@ -958,10 +1141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     a = parse_args(argv)
     os.environ.setdefault("AXON_FALLBACK", "silent")  # the report lists the fallbacks; no warning per op
     ops = a.ops.split(",") if a.ops else (list(FAST_OPS) if a.fast else None)
-    dtypes = a.dtypes or ([torch.float32] if a.fast else list(DTYPES.values()))
-    checkpoint = _path_or_default(a.checkpoint, None if a.fast else DEFAULT_CHECKPOINT)
+    default_dtypes = list(GRAD_DTYPES) if a.forward_ad else list(DTYPES.values())  # forward AD: floats only
+    dtypes = a.dtypes or ([torch.float32] if a.fast else default_dtypes)
+    checkpoint = _path_or_default(a.checkpoint, None if a.fast else default_paths(_mode(a))[0])
     start = time.perf_counter()
-    rows = run_sweep(ops, dtypes, a.max_samples, a.limit, a.timeout, checkpoint, a.restart, not a.no_progress)
+    rows = run_sweep(ops, dtypes, a.max_samples, a.limit, a.timeout, checkpoint, a.restart, not a.no_progress, _mode(a))
     if checkpoint is not None:  # the report covers the whole checkpoint, earlier runs' rows too
         rows = list(read_checkpoint(checkpoint).values())
     return _report(a, checkpoint, rows, start, sys.argv[1:] if argv is None else argv)
@@ -971,11 +1155,12 @@ def _report(a: argparse.Namespace, checkpoint: Path | None, rows: list[Row], sta
     """Writes the reports and prints the summary and the failures."""
     rows = sort_rows(rows)
     summary = summarize(rows, len(load_op_db()))
-    meta = report_meta(a.max_samples, argv)
-    docs = checkpoint == DEFAULT_CHECKPOINT  # the docs' reports always describe the docs' checkpoint
+    meta = report_meta(a.max_samples, argv, _mode(a))
+    default_checkpoint, default_markdown, default_json = default_paths(_mode(a))
+    docs = checkpoint == default_checkpoint  # the docs' reports always describe the docs' checkpoint
     for path, write in (
-        (_path_or_default(a.markdown, DEFAULT_MARKDOWN if docs else None), write_markdown),
-        (_path_or_default(a.json, DEFAULT_JSON if docs else None), write_json),
+        (_path_or_default(a.markdown, default_markdown if docs else None), write_markdown),
+        (_path_or_default(a.json, default_json if docs else None), write_json),
     ):
         if path is not None:
             write(path, rows, summary, meta)

@@ -125,6 +125,13 @@ Tensor& addmm_out(const Tensor& self, const Tensor& a, const Tensor& b, const Sc
   return out;
 }
 
+// addmm followed by relu or (exact) gelu: the feed-forward of the transformer fast path.
+Tensor& addmm_activation_out(const Tensor& self, const Tensor& a, const Tensor& b,
+                             const Scalar& beta, const Scalar& alpha, bool use_gelu, Tensor& out) {
+  addmm_out(self, a, b, beta, alpha, out);
+  return use_gelu ? at::gelu_(out) : at::relu_(out);
+}
+
 Tensor& bmm_out(const Tensor& a, const Tensor& b, Tensor& out) {
   TORCH_CHECK(a.dim() == 3 && b.dim() == 3, "batch1 and batch2 must be 3D tensors");
   TORCH_CHECK(a.size(0) == b.size(0) && a.size(2) == b.size(1), "bmm: shapes cannot be multiplied");
@@ -440,9 +447,35 @@ Tensor native_dropout_backward(const Tensor& grad, const Tensor& mask, double sc
 
 }  // namespace
 
+// nn.TransformerEncoder's fast path asks whether a padding mask ([batch, seq], true where a
+// token is) keeps each row's tokens at its start: no row has a token after a gap.
+bool nested_mask_left_aligned(const Tensor& /*values*/, const Tensor& mask) {
+  TORCH_CHECK(mask.dim() == 2 && mask.scalar_type() == at::kBool,
+              "_nested_tensor_from_mask_left_aligned: expected a 2-d bool mask, got ",
+              mask.scalar_type(), " ", mask.sizes());
+  const int64_t len = mask.size(1);
+  if (len < 2) return true;
+  Tensor token_after_gap =
+      mask.narrow(1, 1, len - 1).logical_and(mask.narrow(1, 0, len - 1).logical_not());
+  return !token_after_gap.any().item<bool>();
+}
+
+// Forward-mode derivative of glu(x) = a * sigmoid(b) ([a, b] = x halved along dim):
+// da * sigmoid(b) + glu * (1 - sigmoid(b)) * db.
+Tensor glu_jvp(const Tensor& glu, const Tensor& x, const Tensor& dx, int64_t dim) {
+  dim = c10::maybe_wrap_dim(dim, x.dim());
+  const int64_t half = x.size(dim) / 2;
+  Tensor sig_b = x.narrow(dim, half, half).sigmoid();
+  Tensor da = dx.narrow(dim, 0, half), db = dx.narrow(dim, half, half);
+  return da.mul(sig_b).add_(glu.mul(sig_b.neg().add_(1)).mul_(db));
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("glu_jvp", glu_jvp);
+  m.impl("_nested_tensor_from_mask_left_aligned", nested_mask_left_aligned);
   m.impl("mm.out", mm_out);
   m.impl("addmm.out", addmm_out);
+  m.impl("_addmm_activation.out", addmm_activation_out);
   m.impl("bmm.out", bmm_out);
   m.impl("baddbmm.out", baddbmm_out);
   m.impl("addmv.out", addmv_out);
