@@ -90,6 +90,17 @@ void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimM
     reduce_into(op, in.ne(0), out, mask, keepdim, args);  // truth is "not zero"
     return;
   }
+  if (in.is_complex() && std::strcmp(op, "prod") == 0 && !args.indices) {
+    // A product multiplies the magnitudes and adds the angles: two real reductions.
+    std::vector<int64_t> shape = reduced_shape(in, mask, keepdim);
+    Tensor magnitude = at::empty(shape, in.options().dtype(c10::toRealValueType(in.scalar_type())));
+    Tensor angle = at::empty_like(magnitude);
+    reduce_into(op, in.abs(), magnitude, mask, keepdim, args);
+    reduce_into("sum", in.angle(), angle, mask, keepdim, args);
+    at::native::resize_output(out, shape);
+    const_cast<Tensor&>(out).copy_(at::polar(magnitude, angle));
+    return;
+  }
   if (in.is_complex()) {
     // Sums add real and imaginary parts apart: the reduction of the (real, imaginary) pairs,
     // the pair dim kept.

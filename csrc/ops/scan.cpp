@@ -64,6 +64,11 @@ Tensor& cum_out(const Tensor& self, int64_t dim, const Tensor& out, axon_scan_op
     scan_into(parts(in.resolve_conj()), parts(out), nullptr, dim, op);
     return const_cast<Tensor&>(out);
   }
+  if (in.is_complex() && op == AXON_SCAN_PROD) {  // running products of magnitudes, sums of angles
+    Tensor magnitude = at::cumprod(in.abs(), dim), angle = at::cumsum(in.angle(), dim);
+    const_cast<Tensor&>(out).copy_(at::polar(magnitude, angle));
+    return const_cast<Tensor&>(out);
+  }
   scan_into(in, out, nullptr, dim, op);
   return const_cast<Tensor&>(out);
 }
