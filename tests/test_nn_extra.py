@@ -5,6 +5,8 @@ against PyTorch's CPU results."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -215,9 +217,39 @@ def test_ctc_loss(dtype, targets_2d):
             atol=1e-4,
             rtol=1e-4,
         )
-    # The forward (log-alpha) is native; the backward still runs on the counted CPU fallback.
-    used = torch.axon.fallback_ops(reset=True)
-    assert set(used) <= {"aten::_ctc_loss_backward"}, used
+    assert torch.axon.fallback_ops(reset=True) == {}  # forward and backward both native
+
+
+def test_ctc_loss_backward_random_shapes_with_reused_memory():
+    """CTC gradients over random shapes, lengths and target layouts, with freed NaN-filled device
+    blocks around so that any read of memory the kernels did not write shows. (A work-group form
+    of the backward kernel gave wrong gradients about once in fifteen runs here under PoCL.)"""
+    rng = random.Random(0)
+    junk = []
+    for trial in range(60):
+        junk.append(torch.full((rng.randint(1, 4000),), float("nan"), device=DEVICE))
+        if len(junk) > 8:
+            junk.pop(rng.randrange(len(junk)))
+        g = torch.Generator().manual_seed(trial)
+        T, N, C = rng.randint(1, 25), rng.randint(1, 5), rng.randint(2, 10)
+        S = rng.randint(0, min(8, T))
+        dtype = rng.choice([torch.float32, torch.float64])
+        log_probs = torch.randn(T, N, C, generator=g, dtype=dtype).log_softmax(2)
+        il = [rng.randint(1, T) for _ in range(N)]
+        tl = [rng.randint(0, S) for _ in range(N)]
+        if rng.random() < 0.5:
+            targets = torch.randint(1, C, (sum(tl),), generator=g)
+        else:
+            targets = torch.randint(1, C, (N, max(S, 1)), generator=g, dtype=torch.int32)
+        reduction, zero_inf = rng.choice(["mean", "sum", "none"]), rng.random() < 0.5
+        grads = []
+        for device in ("cpu", DEVICE):
+            x = log_probs.detach().to(device).requires_grad_()
+            loss = F.ctc_loss(x, targets.to(device), il, tl, reduction=reduction, zero_infinity=zero_inf)
+            weights = torch.linspace(0.5, 1.5, loss.numel(), dtype=dtype).reshape(loss.shape).to(device)
+            (loss * weights).sum().backward()
+            grads.append(x.grad.cpu())
+        torch.testing.assert_close(grads[1], grads[0], atol=1e-4, rtol=1e-4, equal_nan=True, msg=f"trial {trial}")
 
 
 # ---- distances ------------------------------------------------------------------------------

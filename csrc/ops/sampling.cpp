@@ -641,6 +641,27 @@ std::tuple<Tensor, Tensor> ctc_loss(const Tensor& log_probs, const Tensor& targe
   return {nll, log_alpha};
 }
 
+// The gradient: log-beta by the mirrored recursion, then each (t, class) from the alpha-beta
+// products of the positions carrying that label, as PyTorch's CPU kernel computes it.
+Tensor ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                         at::IntArrayRef il, at::IntArrayRef tl, const Tensor& nll,
+                         const Tensor& log_alpha, int64_t blank, bool zero_infinity) {
+  c10::DeviceGuard guard(log_probs.device());
+  CtcSetup s = ctc_setup(log_probs, targets, il, tl, blank);
+  int64_t T = s.p.i[0], N = s.p.i[1], C = s.p.i[2];
+  s.p.i[10] = zero_infinity;
+  s.p.i[11] = grad.dim() > 0 && grad.numel() > 1 ? grad.stride(0) : 0;
+  Tensor out = at::empty({T, N, C}, log_probs.options());
+  Tensor log_beta = at::empty(log_alpha.sizes(), log_alpha.options());
+  Tensor tg = targets.numel() ? targets : at::zeros({1}, targets.options());
+  if (N > 0 && T * C > 0)
+    run("ctc_grad", log_probs.scalar_type(), N,
+        {grad, log_probs, tg, s.tg_offset, s.input_lengths, s.target_lengths, nll.contiguous(),
+         log_alpha.contiguous(), log_beta, out},
+        s.p);
+  return out;
+}
+
 // ---- pairwise distances ----------------------------------------------------------------------
 
 Tensor pdist_forward(const Tensor& self, double p) {
@@ -954,9 +975,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("multilabel_margin_loss_backward", multilabel_margin_loss_backward);
   m.impl("multilabel_margin_loss_backward.grad_input", multilabel_margin_loss_backward_out);
   m.impl("_ctc_loss", ctc_loss);
-  // _ctc_loss_backward stays on the counted CPU fallback: its device kernel (log-beta
-  // recursion) gave wrong gradients intermittently, depending on which memory blocks it got;
-  // removed until the cause is found.
+  m.impl("_ctc_loss_backward", ctc_loss_backward);
   m.impl("_pdist_forward", pdist_forward);
   m.impl("_pdist_backward", pdist_backward);
   m.impl("_cdist_forward", cdist_forward);

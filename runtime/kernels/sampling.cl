@@ -632,6 +632,69 @@ KERNEL(ctc_alpha)(BUF(log_probs), BUF(targets), BUF(tg_offset), BUF(input_length
   }
 }
 
+/* log_beta by the mirrored recursion, then the gradient of each (t, class) of this element.
+ * One work-item per batch element, without barriers: the work-group form (items sharing the
+ * positions s, a barrier per time step, as ctc_alpha) gave wrong gradients now and then under
+ * PoCL's default work-group method (loopvec; a stress test over random shapes, about one run
+ * in fifteen on some inputs, never with POCL_WORK_GROUP_METHOD=cbs). */
+KERNEL(ctc_grad)(BUF(grad_out), BUF(log_probs), BUF(targets), BUF(tg_offset),
+                 BUF(input_lengths), BUF(target_lengths), BUF(nll), BUF(log_alpha),
+                 BUF(log_beta), BUF(grad), smp_params P, long total) {
+  long b = get_global_id(0);
+  if (b >= total) return;
+  long T = P.i[0], N = P.i[1], C = P.i[2], Lmax = P.i[3], blank = P.i[4];
+  long Tb = LD_I64(PTR(input_lengths), b), S = LD_I64(PTR(target_lengths), b), L = 2 * S + 1;
+  long tbase = LD_I64(PTR(tg_offset), b);
+  __global uchar *lp = PTR(log_probs), *tg = PTR(targets);
+  __global CT *la = ACC(PTR(log_alpha)) + b * T * Lmax, *lb = ACC(PTR(log_beta)) + b * T * Lmax;
+  long lpb = b * P.i[6];
+  if (Tb > 0)
+    for (long s = 0; s < Lmax; s++) {
+      CT v = -INFINITY;
+      if (s < L && s >= L - 2)
+        v = LOAD(lp, (Tb - 1) * P.i[5] + lpb + ctc_label(tg, tbase, s, blank, P) * P.i[7]);
+      lb[(Tb - 1) * Lmax + s] = v;
+    }
+  for (long t = Tb - 2; t >= 0; t--) {
+    __global CT *next = lb + (t + 1) * Lmax;
+    for (long s = 0; s < Lmax; s++) {
+      CT v = -INFINITY;
+      if (s < L) {
+        long l = ctc_label(tg, tbase, s, blank, P);
+        CT a = next[s], b1 = s + 1 < L ? next[s + 1] : -INFINITY, b2 = -INFINITY;
+        if (s + 2 < L && l != ctc_label(tg, tbase, s + 2, blank, P)) b2 = next[s + 2];
+        v = lse3(a, b1, b2) + LOAD(lp, t * P.i[5] + lpb + l * P.i[7]);
+      }
+      lb[t * Lmax + s] = v;
+    }
+  }
+  CT nl = LOAD(PTR(nll), b), go = LOAD(PTR(grad_out), b * P.i[11]);
+  int zero = P.i[10] && nl == INFINITY;
+  for (long t = 0; t < T; t++)
+    for (long c = 0; c < C; c++) {
+      CT v = 0;
+      if (t < Tb && !zero) {
+        /* log-sum-exp of alpha + beta over the positions labelled c, added in order of s as
+         * PyTorch's CPU kernel does (descending), so the cancelling difference below rounds
+         * alike */
+        CT lcab = -INFINITY;
+        for (long s = L - 1; s >= 0; s--) {
+          if (ctc_label(tg, tbase, s, blank, P) != c) continue;
+          CT v2 = la[t * Lmax + s] + lb[t * Lmax + s];
+          if (lcab == -INFINITY) {
+            lcab = v2;
+          } else {
+            CT m = fmax(lcab, v2);
+            lcab = log(exp(lcab - m) + exp(v2 - m)) + m;
+          }
+        }
+        CT l = LOAD(lp, t * P.i[5] + lpb + c * P.i[7]);
+        v = (exp(l) - exp(lcab + nl - l)) * go;
+      }
+      STORE(PTR(grad), (t * N + b) * C + c, v);
+    }
+}
+
 /* ---- pairwise distances ----------------------------------------------------------------------
  * Rows are contiguous of length m. PF(0) is p (0, 1, 2, inf, or any other non-negative value).
  * pdist P.i: 0 rows, 1 m. cdist P.i: 0 batch, 1 rows of x1, 2 rows of x2, 3 m. */
