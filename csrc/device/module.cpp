@@ -101,11 +101,16 @@ void copy_kernel(at::Tensor& dst, const at::Tensor& src) {
 }
 
 }  // namespace
+
+// OpenCL C source from Python: device/source_kernels.cpp.
+void bind_source_kernels(py::module_& m);
+
 }  // namespace axon
 
 PYBIND11_MODULE(_C, m) {
   using namespace axon;
   m.doc() = "Axon: OpenCL devices as a PyTorch device (native part)";
+  bind_source_kernels(m);
   m.def("device_count", [] { return int(device_count()); });
   m.def("current_device", [] { return int(current_device()); });
   m.def("set_device", [](int i) {
@@ -125,8 +130,7 @@ PYBIND11_MODULE(_C, m) {
     check(axon_memory_info(i, &free_bytes, &total), "mem_get_info");
     return py::make_tuple(free_bytes, total);
   });
-  m.def(
-      "fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
+  m.def("fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
   m.def("kernel_cache_stats", [] {
     axon_cache_stats s;
     axon_program_cache_stats(&s);
