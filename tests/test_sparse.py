@@ -97,3 +97,20 @@ def test_unsupported_sparse_op_names_itself():
     sa = on_axon(random_coo((4, 4), 5))
     with pytest.raises(NotImplementedError, match="index_select.*not supported for sparse tensors on axon"):
         sa.index_select(0, torch.tensor([0, 1], device="axon"))
+
+
+def test_csr_matrices_store_and_convert():
+    """2-d sparse CSR on axon: moved or built from dense / COO, read back, converted to dense and
+    COO; arithmetic on CSR itself raises an error."""
+    dense = torch.randn(5, 6) * (torch.rand(5, 6, generator=torch.Generator().manual_seed(1)) > 0.6)
+    cpu = dense.to_sparse_csr()
+    torch.axon.fallback_ops(reset=True)
+    for csr in (cpu.to("axon"), dense.to("axon").to_sparse_csr(), dense.to("axon").to_sparse().to_sparse_csr()):
+        assert csr.layout == torch.sparse_csr and csr.device.type == "axon"
+        assert torch.equal(csr.crow_indices().cpu(), cpu.crow_indices())
+        assert torch.equal(csr.col_indices().cpu(), cpu.col_indices())
+        assert torch.equal(csr.to_dense().cpu(), dense)
+        assert torch.equal(csr.to_sparse().to_dense().cpu(), dense)
+    assert torch.axon.fallback_ops() == {}
+    with pytest.raises(RuntimeError, match="(?i)layout|sparse"):
+        csr + csr

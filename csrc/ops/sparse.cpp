@@ -6,8 +6,9 @@
 // sum duplicates with index_add), sparse + dense and sparse + sparse, products with scalars,
 // dense tensors and sparse tensors, the sparse-dense matrix product (index_select of the dense
 // rows, index_add into the result rows) and sparse_mask, which autograd needs for the
-// gradient of the sparse operand. Any other sparse op raises an error naming it; sparse CSR/CSC
-// is not supported yet (docs/user-guide.md).
+// gradient of the sparse operand. Sparse CSR matrices (2-d) are stored, converted to and from
+// dense and COO, and read; arithmetic on them goes through COO. Any other sparse op raises an
+// error naming it (docs/user-guide.md).
 #include <ATen/NativeFunctions.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/SparseTensorUtils.h>
@@ -169,6 +170,63 @@ Tensor sparse_mask(const Tensor& self, const Tensor& mask) {
                   dense.index(entry_index(mask)).to(self.scalar_type()), mask.is_coalesced());
 }
 
+// ---- CSR: stored and converted (2-d, no batch or dense dims); arithmetic goes through COO ----
+
+// Row index of each entry: the number of row starts after the first at or before it.
+Tensor csr_rows(const Tensor& crow, int64_t nnz) {
+  return at::searchsorted(crow.narrow(0, 1, crow.size(0) - 1),
+                          at::arange(nnz, crow.options().dtype(at::kLong)), /*out_int32=*/false,
+                          /*right=*/true);
+}
+
+void check_plain_csr(const Tensor& self, const char* op) {
+  TORCH_CHECK_NOT_IMPLEMENTED(
+      self.layout() == at::kSparseCsr && self.dim() == 2 && self.dense_dim() == 0, op,
+      ": axon supports 2-d sparse CSR matrices without batch or "
+      "dense dimensions, got ",
+      self.layout(), " ", self.sizes());
+}
+
+Tensor csr_to_coo(const Tensor& self, int64_t sparse_dim) {
+  check_plain_csr(self, "to_sparse_coo");
+  TORCH_CHECK(sparse_dim == 2, "to_sparse_coo: a CSR matrix converts to 2 sparse dims, got ",
+              sparse_dim);
+  Tensor crow = self.crow_indices(), col = self.col_indices();
+  Tensor indices = at::stack({csr_rows(crow, col.size(0)), col.to(at::kLong)});
+  return make_coo(self, self.sizes(), indices, self.values().clone(), /*coalesced=*/true);
+}
+
+Tensor csr_to_dense(const Tensor& self, std::optional<at::ScalarType> dtype,
+                    std::optional<bool> /*masked_grad*/) {
+  Tensor dense = csr_to_coo(self, 2).to_dense();
+  return dtype ? dense.to(*dtype) : dense;
+}
+
+Tensor csr_to_sparse(const Tensor& self, std::optional<at::Layout> layout,
+                     at::OptionalIntArrayRef blocksize, std::optional<int64_t> dense_dim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(!layout || *layout == at::kSparse || *layout == at::kSparseCsr,
+                              "axon: sparse CSR converts to COO or CSR only, not ", *layout);
+  return !layout || *layout == at::kSparse ? csr_to_coo(self, 2) : self;
+}
+
+// A dense matrix (or a COO one, coalesced: entries in row-major order) as CSR: the row
+// starts are where each row's first entry would sort among the entries' rows.
+Tensor to_csr(const Tensor& self, std::optional<int64_t> dense_dim) {
+  TORCH_CHECK_NOT_IMPLEMENTED(self.dim() == 2 && (!dense_dim || *dense_dim == 0),
+                              "to_sparse_csr: axon supports 2-d matrices without dense dims, got ",
+                              self.sizes());
+  Tensor coo = self.is_sparse() ? self.coalesce() : self.to_sparse();
+  Tensor rows = coo._indices().select(0, 0).contiguous();
+  Tensor crow = at::searchsorted(rows, at::arange(self.size(0) + 1, rows.options()));
+  return at::_sparse_csr_tensor_unsafe(crow, coo._indices().select(0, 1).contiguous(),
+                                       coo._values(), self.sizes(),
+                                       coo._values().options().layout(at::kSparseCsr));
+}
+
+Tensor dense_to_csr(const Tensor& self, std::optional<int64_t> dense_dim) {
+  return to_csr(self, dense_dim);
+}
+
 // The rest of PyTorch's sparse ops: an error that names the op, as the issue asks, instead of
 // the dispatcher's list of backends.
 void sparse_op_not_supported(const c10::OperatorHandle& op, torch::jit::Stack*) {
@@ -293,15 +351,34 @@ TORCH_LIBRARY_IMPL(aten, SparsePrivateUse1, m) {
   m.impl("addmm", addmm);
   m.impl("addmm_", addmm_);
   m.impl("sparse_mask", sparse_mask);
+  m.impl("_to_sparse_csr", to_csr);
 }
 
-// Dense to sparse: PyTorch's generic conversion (nonzero, then indexing), on the dense key.
+// Sparse CSR: PyTorch's accessors, Axon's conversions.
+TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
+  GENERIC("crow_indices", crow_indices_sparse_csr);
+  GENERIC("col_indices", col_indices_sparse_csr);
+  GENERIC("ccol_indices", ccol_indices_sparse_csr);
+  GENERIC("row_indices", row_indices_sparse_csr);
+  GENERIC("values", values_sparse_csr);
+  GENERIC("_nnz", _nnz_sparse_csr);
+  GENERIC("sparse_dim", sparse_dim_sparse_csr);
+  GENERIC("dense_dim", dense_dim_sparse_csr);
+  GENERIC("clone", clone_sparse_compressed);
+  m.impl("_to_dense", csr_to_dense);
+  m.impl("_to_sparse.sparse_dim", csr_to_coo);
+  m.impl("_to_sparse", csr_to_sparse);
+}
+
+// Dense to sparse: PyTorch's generic conversion (nonzero, then indexing), on the dense key;
+// dense to CSR through it.
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_to_sparse.sparse_dim",
          static_cast<Tensor (*)(const Tensor&, int64_t)>(at::native::dense_to_sparse));
   m.impl("_to_sparse",
          static_cast<Tensor (*)(const Tensor&, std::optional<at::Layout>, at::OptionalIntArrayRef,
                                 std::optional<int64_t>)>(at::native::dense_to_sparse));
+  m.impl("_to_sparse_csr", dense_to_csr);
 }
 
 TORCH_LIBRARY_IMPL(_, SparsePrivateUse1, m) {
