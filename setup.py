@@ -47,6 +47,11 @@ setup(
         )
     ],
     cmdclass={"build_ext": BuildWithRuntime},
-    entry_points={"torch.backends": ["axon = torch_axon:_autoload"]},
+    entry_points={
+        "torch.backends": ["axon = torch_axon:_autoload"],
+        # torch.compile(backend="axon") / torch.compiler.set_default_backend("axon"), found by
+        # Dynamo without importing it at startup.
+        "torch_dynamo_backends": ["axon = torch_axon.inductor.backend:axon"],
+    },
     python_requires=">=3.10",
 )

@@ -256,3 +256,18 @@ def kernel_cache_stats() -> dict:
 
 def get_amp_supported_dtype() -> list[torch.dtype]:
     return [torch.float16, torch.bfloat16]
+
+
+# ---- torch.compile --------------------------------------------------------------------------
+
+_INDUCTOR_NAMES = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen", "WrapperFxCodegen")
+
+
+def __getattr__(name: str) -> Any:
+    """Inductor asks the device module for its code generators when it first compiles for axon;
+    registering then keeps Inductor out of ``import torch`` (torch_axon/inductor/)."""
+    if name in _INDUCTOR_NAMES:
+        from .inductor import register
+
+        return register()[name]
+    raise AttributeError(f"module 'torch.axon' has no attribute {name!r}")

@@ -1,0 +1,198 @@
+"""torch.compile on axon (Inductor generating OpenCL C): compiled axon against eager CPU."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch._dynamo.utils import counters
+from torch._inductor import metrics
+
+DEVICE = "axon"
+
+# name -> function of one float32 [8, 33] tensor
+FUNCTIONS = {
+    "pointwise_chain": lambda x: torch.relu(x * 1.5 + 0.25) * 0.5,
+    "broadcast_promote": lambda x: x * torch.arange(33, device=x.device) + (x > 0),
+    "unary_math": lambda x: torch.exp(x.clamp(max=3)) + torch.tanh(x) - torch.sigmoid(x) + x.abs().sqrt(),
+    "log_family": lambda x: torch.log1p(x.abs()) + torch.log2(x.abs() + 1) + torch.expm1(x.clamp(max=2)),
+    "trig": lambda x: torch.sin(x) * torch.cos(x) + torch.atan2(x, x + 2) + torch.asinh(x),
+    "activations": lambda x: F.gelu(x) + F.silu(x) + F.mish(x) + F.elu(x) + F.leaky_relu(x, 0.1),
+    "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "where_masked": lambda x: torch.where(x > 0, x, x * 0.1).masked_fill(x < -1, 0),
+    "minimum_maximum": lambda x: torch.maximum(x, x.flip(0)) - torch.minimum(x, 0.2 * x.flip(1)),
+    "clamp": lambda x: x.clamp(-0.5, 0.5) + x.clamp(min=0.1),
+    "remainder_floor": lambda x: torch.remainder(x * 3, 1.25) + torch.floor(x * 2) + torch.round(x * 4),
+    "int_arith": lambda x: ((x * 10).to(torch.int32) // 3 % 4) * 2 - 1,
+    "int64_floordiv": lambda x: (x * 100).long() // -7,
+    "bool_logic": lambda x: (x > 0) & (x < 1) | (x < -1),
+    "sum_rows": lambda x: x.sum(1),
+    "sum_cols": lambda x: x.sum(0),
+    "sum_all": lambda x: x.sum(),
+    "mean_keepdim": lambda x: x.mean(-1, keepdim=True),
+    "amax_amin": lambda x: x.amax(1) - x.amin(0).sum(),
+    "prod": lambda x: (x * 0.1 + 1).prod(1),
+    "argmax_rows": lambda x: x.argmax(1),
+    "argmin_cols": lambda x: x.argmin(0),
+    "var_std": lambda x: x.var(1) + x.std(0).sum(),
+    "std_mean": lambda x: torch.std_mean(x, 0)[0],
+    "softmax": lambda x: F.softmax(x, -1),
+    "log_softmax_dim0": lambda x: F.log_softmax(x, 0),
+    "logsumexp": lambda x: torch.logsumexp(x, 1),
+    "layer_norm": lambda x: F.layer_norm(x, (33,)),
+    "layer_norm_affine": lambda x: F.layer_norm(
+        x, (33,), torch.linspace(0.5, 1.5, 33, device=x.device), torch.linspace(-1, 1, 33, device=x.device)
+    ),
+    "rms_norm": lambda x: F.rms_norm(x, (33,)),
+    "group_norm": lambda x: F.group_norm(x.view(2, 4, 33), 2),
+    "batch_norm_train": lambda x: F.batch_norm(x, None, None, training=True),
+    "views": lambda x: x.view(4, 66).t().reshape(33, 8) * 2,
+    "transpose_contiguous": lambda x: x.t().contiguous() + 1,
+    "slicing": lambda x: x[1:7:2, ::3] * 3,
+    "cat": lambda x: torch.cat([x, x * 2, x[:, :5]], 1),
+    "stack": lambda x: torch.stack([x, -x], 0).sum(0),
+    "pad_constant": lambda x: F.pad(x, (1, 2, 0, 1), value=0.5),
+    "pad_reflect": lambda x: F.pad(x.unsqueeze(0), (2, 2), mode="reflect"),
+    "gather": lambda x: x.gather(1, torch.arange(8, device=x.device).unsqueeze(1).expand(8, 3) % 33),
+    "index_select": lambda x: x[torch.tensor([0, 2, 5], device=x.device)] * 2,
+    "index_put": lambda x: x.index_put((torch.tensor([1, 3], device=x.device),), torch.ones(33, device=x.device)),
+    "scatter_add": lambda x: torch.zeros(8, 5, device=x.device).scatter_add(
+        1, (torch.arange(33, device=x.device) % 5).expand(8, 33), x
+    ),
+    "any_all": lambda x: (x > 2).any(1) | (x > -3).all(1),
+    "cumsum": lambda x: x.cumsum(1),
+    "topk": lambda x: x.topk(3, dim=1).values,
+    "sort": lambda x: x.sort(1).values,
+    "matmul_epilogue": lambda x: torch.relu(x @ x.t() + 1) * 2,
+    "linear_bias_gelu": lambda x: F.gelu(
+        F.linear(x, torch.ones(4, 33, device=x.device) * 0.1, torch.ones(4, device=x.device))
+    ),
+    "bmm": lambda x: torch.bmm(x.view(2, 4, 33), x.view(2, 4, 33).transpose(1, 2)).softmax(-1),
+    "sdpa": lambda x: F.scaled_dot_product_attention(x.view(1, 2, 4, 33), x.view(1, 2, 4, 33), x.view(1, 2, 4, 33)),
+    "float64": lambda x: (x.double() * 3).sum(1),
+    "float16": lambda x: (x.half() * 2 + 1).float(),
+    "bfloat16": lambda x: (x.bfloat16() * 2).sum(1).float(),
+    "to_int_and_back": lambda x: (x * 4).round().int().float() / 4,
+    "arange_mask": lambda x: x * (torch.arange(8, device=x.device) < 5).unsqueeze(1),
+    "full_like": lambda x: torch.full_like(x, 2.5) + torch.zeros_like(x) + torch.ones(33, device=x.device),
+    "expand": lambda x: x[:, :1].expand(8, 33) + x[:1],
+    "squeeze_unsqueeze": lambda x: x.unsqueeze(0).unsqueeze(-1).squeeze(0).squeeze(-1) + 1,
+    "pow": lambda x: x.abs().pow(1.5) + x.pow(2) + torch.pow(2.0, x.clamp(max=4)),
+    "reciprocal_rsqrt": lambda x: torch.reciprocal(x.abs() + 1) + torch.rsqrt(x.abs() + 1),
+    "sign_signbit": lambda x: torch.sign(x) + torch.signbit(x).float(),
+    "isnan_nan_to_num": lambda x: torch.nan_to_num(torch.log(x)) + torch.isnan(torch.log(x)).float(),
+    "erf": lambda x: torch.erf(x) + torch.erfc(x),
+    "hardtanh_hardswish": lambda x: F.hardtanh(x) + F.hardswish(x) + F.hardsigmoid(x),
+    "dropout_eval": lambda x: F.dropout(x, 0.5, training=False) * 2,
+    "mse": lambda x: F.mse_loss(x, x.flip(0)),
+    "cross_entropy": lambda x: F.cross_entropy(x, torch.arange(8, device=x.device) % 33),
+    "cosine_similarity": lambda x: F.cosine_similarity(x, x.flip(0), dim=1),
+    "normalize": lambda x: F.normalize(x, dim=1),
+}
+
+# Inductor keeps bfloat16 / float16 intermediates in float32 (eager rounds each op): looser.
+TOLERANCE = {"float16": 2e-3, "bfloat16": 2e-2}
+
+
+def compare(want, got, tol=1e-4):
+    want = want if isinstance(want, tuple) else (want,)
+    got = got if isinstance(got, tuple) else (got,)
+    for w, g in zip(want, got, strict=True):
+        assert g.device.type == DEVICE
+        torch.testing.assert_close(g.cpu(), w, atol=tol, rtol=tol)
+
+
+@pytest.mark.parametrize("name", list(FUNCTIONS))
+def test_compiled_function_matches_eager_cpu(name):
+    torch._dynamo.reset()
+    fn = FUNCTIONS[name]
+    x = torch.randn(8, 33, generator=torch.Generator().manual_seed(0))
+    compare(fn(x), torch.compile(fn)(x.to(DEVICE)), TOLERANCE.get(name, 1e-4))
+
+
+def test_fusion_launches_fewer_kernels_than_eager_ops():
+    """A chain of six elementwise ops and a reduction compiles into one generated kernel."""
+    torch._dynamo.reset()
+    metrics.reset()
+    fn = torch.compile(lambda x: ((x * 2 + 1).relu().exp() - 3).abs().sum(1))
+    x = torch.randn(64, 128)
+    compare((((x * 2 + 1).relu().exp() - 3).abs().sum(1)), fn(x.to(DEVICE)))
+    assert metrics.generated_kernel_count == 1
+
+
+def test_dynamic_shapes_recompile_once():
+    """The second distinct size recompiles into a size-generic kernel; later sizes reuse it."""
+    torch._dynamo.reset()
+    counters.clear()
+    fn = torch.compile(lambda a: (a * 2).sum(-1).softmax(0))
+    for n in (5, 7, 9, 13, 31):
+        a = torch.randn(n, 6)
+        compare((a * 2).sum(-1).softmax(0), fn(a.to(DEVICE)))
+    assert counters["stats"]["unique_graphs"] == 2
+
+
+def test_mark_dynamic_compiles_once():
+    torch._dynamo.reset()
+    counters.clear()
+    fn = torch.compile(lambda a: F.layer_norm(a, (a.shape[-1],)) * 2)
+    for n in (4, 6, 10):
+        a = torch.randn(n, 16).to(DEVICE)
+        torch._dynamo.mark_dynamic(a, 0)
+        compare(F.layer_norm(a.cpu(), (16,)) * 2, fn(a))
+    assert counters["stats"]["unique_graphs"] == 1
+
+
+def _mlp():
+    torch.manual_seed(0)
+    return nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.LayerNorm(64), nn.Linear(64, 10))
+
+
+def test_compiled_training_step_matches_cpu():
+    """Forward and backward through AOTAutograd, then an eager optimizer step."""
+    torch._dynamo.reset()
+    ref, model = _mlp(), _mlp().to(DEVICE)
+    opt_ref = torch.optim.AdamW(ref.parameters(), lr=1e-2)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    x, y = torch.randn(16, 32), torch.randint(0, 10, (16,))
+
+    def step(m, x, y):
+        loss = F.cross_entropy(m(x), y)
+        loss.backward()
+        return loss
+
+    compiled = torch.compile(step)
+    for _ in range(3):
+        compare(step(ref, x, y).detach(), compiled(model, x.to(DEVICE), y.to(DEVICE)).detach(), 1e-5)
+        for p, q in zip(model.parameters(), ref.parameters(), strict=True):
+            torch.testing.assert_close(p.grad.cpu(), q.grad, atol=1e-5, rtol=1e-4)
+        opt_ref.step(), opt.step(), opt_ref.zero_grad(), opt.zero_grad()
+
+
+def test_inference_with_buffers_mutated():
+    """Batch norm in training mode updates its running statistics inside the compiled region."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    ref = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    model.load_state_dict(ref.state_dict())
+    model = model.to(DEVICE)
+    x = torch.randn(2, 3, 8, 8)
+    compare(ref(x), torch.compile(model)(x.to(DEVICE)))
+    torch.testing.assert_close(model[1].running_mean.cpu(), ref[1].running_mean, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(model[1].running_var.cpu(), ref[1].running_var, atol=1e-5, rtol=1e-5)
+
+
+def test_backend_named_axon():
+    torch._dynamo.reset()
+    fn = torch.compile(lambda a: a.sin() * 2, backend="axon")
+    a = torch.randn(10)
+    compare(a.sin() * 2, fn(a.to(DEVICE)))
+
+
+def test_generated_source_that_fails_to_build_names_a_file(tmp_path):
+    from torch_axon.inductor.runtime import AxonKernel
+
+    kernel = AxonKernel("broken", "b", 0, "__kernel void broken(__global uchar *p_base, ulong p_offset) { oops; }")
+    with pytest.raises(RuntimeError, match="failed to build; its OpenCL C source and the build log are in"):
+        kernel.run([torch.zeros(1, device=DEVICE)], [1])

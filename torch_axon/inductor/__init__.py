@@ -1,0 +1,43 @@
+"""torch.compile on axon: Inductor generates OpenCL C for axon tensors.
+
+Nothing here is imported with ``torch_axon`` (Inductor is heavy to import, and most programs
+never compile): Inductor asks the PrivateUse1 device module for its code generators the first
+time it compiles (``torch._inductor.codegen.common.init_backend_registration``), and
+``torch.axon``'s ``__getattr__`` answers by calling ``register()``. ``register()`` is also safe
+to call directly.
+
+- ``kernel.py``: the kernel generator (pointwise, reductions) and its scheduling;
+- ``overrides.py``: Inductor's ops as OpenCL C; ``printer.py``: index expressions;
+- ``wrapper.py``: the Python wrapper and device snippets; ``runtime.py``: what the wrapper
+  calls to build and launch a kernel; ``device_interface.py``: the device for Dynamo.
+"""
+
+from __future__ import annotations
+
+import functools
+
+
+@functools.cache
+def register() -> dict[str, type]:
+    """Registers axon with Inductor and Dynamo; returns the codegen classes by the names the
+    PrivateUse1 hook asks for."""
+    import torch
+    from torch._dynamo.device_interface import register_interface_for_device
+    from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
+    from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
+
+    from .device_interface import AxonInterface
+    from .kernel import OpenCLScheduling
+    from .wrapper import AxonCppWrapperNotSupported, AxonDeviceOpOverrides, AxonWrapperCodegen
+
+    register_backend_for_device("axon", OpenCLScheduling, AxonWrapperCodegen, AxonCppWrapperNotSupported)
+    register_device_op_overrides("axon", AxonDeviceOpOverrides())
+    register_interface_for_device("axon", AxonInterface)
+    for index in range(torch.axon.device_count()):
+        register_interface_for_device(f"axon:{index}", AxonInterface)
+    return {
+        "Scheduling": OpenCLScheduling,
+        "PythonWrapperCodegen": AxonWrapperCodegen,
+        "CppWrapperCodegen": AxonCppWrapperNotSupported,
+        "WrapperFxCodegen": WrapperFxCodegen,
+    }

@@ -1,0 +1,77 @@
+"""OpenCL C every generated kernel starts with: index arithmetic with Python's rounding,
+float16 / bfloat16 storage and rounding, and the float type index expressions convert to."""
+
+PRELUDE = r"""
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#define AXON_FLOAT_T double
+#else
+#define AXON_FLOAT_T float
+#endif
+inline long axon_floordiv(long a, long b) {
+  long q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline long axon_floormod(long a, long b) {
+  long r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+inline long axon_labs(long a) {
+  return a < 0 ? -a : a;
+}
+inline long axon_ipow(long a, long b) {
+  long r = 1;
+  for (; b > 0; b >>= 1, a *= a)
+    if (b & 1) r *= a;
+  return r;
+}
+/* torch.remainder of floats: fmod, moved to the divisor's sign. */
+#define axon_fremainder(a, b) \
+  ((fmod((a), (b)) != 0 && ((b) < 0) != (fmod((a), (b)) < 0)) ? fmod((a), (b)) + (b) : fmod((a), (b)))
+/* float16 values are floats rounded to half precision (round to nearest even). */
+inline float axon_round_half(float x) {
+  ushort bits;
+  vstore_half_rte(x, 0, (__private half *)&bits);
+  return vload_half(0, (__private const half *)&bits);
+}
+/* bfloat16: the upper 16 bits of a float, rounded to nearest even; NaN stays NaN. */
+inline uint axon_bf16_bits(float x) {
+  uint u = as_uint(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (u >> 16) | 0x40u;
+  return (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+}
+inline float axon_round_bf16(float x) {
+  return as_float(axon_bf16_bits(x) << 16);
+}
+/* store mode "atomic_add" (scatter_add and index_put with accumulation): compare-and-swap
+ * loops for floats, the atomic add for 32-bit integers. */
+inline void axon_atomic_add_float(volatile __global float *p, float v) {
+  uint old, next;
+  do {
+    old = as_uint(*p);
+    next = as_uint(as_float(old) + v);
+  } while (atomic_cmpxchg((volatile __global uint *)p, old, next) != old);
+}
+inline void axon_atomic_add_int(volatile __global int *p, int v) {
+  atomic_add(p, v);
+}
+#if defined(cl_khr_int64_base_atomics)
+#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+inline void axon_atomic_add_long(volatile __global long *p, long v) {
+  atom_add(p, v);
+}
+#ifdef cl_khr_fp64
+inline void axon_atomic_add_double(volatile __global double *p, double v) {
+  ulong old, next;
+  do {
+    old = as_ulong(*p);
+    next = as_ulong(as_double(old) + v);
+  } while (atom_cmpxchg((volatile __global ulong *)p, old, next) != old);
+}
+#endif
+#endif
+#define AXON_LOAD_F16(p, i) vload_half((i), (p))
+#define AXON_STORE_F16(p, i, v) vstore_half_rte((float)(v), (i), (p))
+#define AXON_LOAD_BF16(p, i) as_float(((uint)(p)[i]) << 16)
+#define AXON_STORE_BF16(p, i, v) ((p)[i] = (ushort)axon_bf16_bits((float)(v)))
+"""

@@ -1,0 +1,121 @@
+"""Index and size expressions (sympy) printed as OpenCL C.
+
+Indices are 64-bit (``long``) everywhere: a kernel never overflows an index, whatever Inductor
+would have chosen for a 32-bit device, and sizes arrive as ``long`` arguments.
+"""
+
+from __future__ import annotations
+
+import sympy
+from sympy.printing.precedence import PRECEDENCE
+from torch.utils._sympy.printers import ExprPrinter
+
+
+class OpenCLExprPrinter(ExprPrinter):
+    """sympy -> OpenCL C. Integer division floors (Python's semantics), as Inductor means it."""
+
+    def _print_FloorDiv(self, expr: sympy.Expr) -> str:
+        x, div = (self.doprint(a) for a in expr.args)
+        if expr.is_integer:
+            return f"axon_floordiv((long)({x}), (long)({div}))"
+        return f"(floor({x}) / ({div}))"
+
+    def _print_ModularIndexing(self, expr: sympy.Expr) -> str:
+        x, div, mod = expr.args
+        x = self.doprint(x)
+        if div != 1:
+            x = f"axon_floordiv((long)({x}), (long)({self.doprint(div)}))"
+        return f"axon_floormod((long)({x}), (long)({self.doprint(mod)}))"
+
+    def _print_CleanDiv(self, expr: sympy.Expr) -> str:
+        return self._print_FloorDiv(expr)
+
+    def _print_min_max(self, expr: sympy.Expr, fn: str) -> str:
+        args = [f"(long)({self.doprint(a)})" for a in expr.args]
+        result = args[0]
+        for arg in args[1:]:
+            result = f"{fn}({result}, {arg})"
+        return result
+
+    def _print_Min(self, expr: sympy.Expr) -> str:
+        return self._print_min_max(expr, "min")
+
+    def _print_Max(self, expr: sympy.Expr) -> str:
+        return self._print_min_max(expr, "max")
+
+    def _print_Abs(self, expr: sympy.Expr) -> str:
+        return f"axon_labs((long)({self.doprint(expr.args[0])}))"
+
+    def _print_RoundToInt(self, expr: sympy.Expr) -> str:
+        return f"(long)rint({self.doprint(expr.args[0])})"
+
+    def _print_RoundDecimal(self, expr: sympy.Expr) -> str:
+        number, ndigits = expr.args
+        number_str = self.parenthesize(number, PRECEDENCE["Mul"])
+        return f"(rint(1e{ndigits} * {number_str}) * 1e{-ndigits})"
+
+    def _print_IntTrueDiv(self, expr: sympy.Expr) -> str:
+        lhs, rhs = (self.doprint(a) for a in expr.args)
+        return f"((AXON_FLOAT_T)({lhs}) / (AXON_FLOAT_T)({rhs}))"
+
+    def _print_PowByNatural(self, expr: sympy.Expr) -> str:
+        x, y = (self.doprint(a) for a in expr.args)
+        return f"axon_ipow((long)({x}), (long)({y}))"
+
+    def _print_ToFloat(self, expr: sympy.Expr) -> str:
+        return f"((AXON_FLOAT_T)({self.doprint(expr.args[0])}))"
+
+    def _print_Float(self, expr: sympy.Expr) -> str:
+        return str(int(expr)) if expr.is_integer else repr(float(expr))
+
+    def _print_FloorToInt(self, expr: sympy.Expr) -> str:
+        return f"(long)floor((AXON_FLOAT_T)({self.doprint(expr.args[0])}))"
+
+    _print_floor = _print_FloorToInt
+
+    def _print_CeilToInt(self, expr: sympy.Expr) -> str:
+        return f"(long)ceil((AXON_FLOAT_T)({self.doprint(expr.args[0])}))"
+
+    _print_ceiling = _print_CeilToInt
+
+    def _print_TruncToInt(self, expr: sympy.Expr) -> str:
+        return f"(long)trunc((AXON_FLOAT_T)({self.doprint(expr.args[0])}))"
+
+    def _print_Where(self, expr: sympy.Expr) -> str:
+        c, p, q = (self.parenthesize(a, PRECEDENCE["Atom"] - 0.5) for a in expr.args)
+        return f"({c} ? {p} : {q})"
+
+    def _print_Identity(self, expr: sympy.Expr) -> str:
+        return self.doprint(expr.args[0])
+
+    def _print_PythonMod(self, expr: sympy.Expr) -> str:
+        x, m = (self.doprint(a) for a in expr.args)
+        return f"axon_floormod((long)({x}), (long)({m}))"
+
+    def _print_FloatPow(self, expr: sympy.Expr) -> str:
+        x, y = (self.doprint(a) for a in expr.args)
+        return f"pow((AXON_FLOAT_T)({x}), (AXON_FLOAT_T)({y}))"
+
+    def _print_TruncToFloat(self, expr: sympy.Expr) -> str:
+        return f"trunc((AXON_FLOAT_T)({self.doprint(expr.args[0])}))"
+
+    def _print_Not(self, expr: sympy.Expr) -> str:
+        return f"!({self.doprint(expr.args[0])})"
+
+    def _print_And(self, expr: sympy.Expr) -> str:
+        return self.stringify(expr.args, " && ", PRECEDENCE["And"])
+
+    def _print_Or(self, expr: sympy.Expr) -> str:
+        return self.stringify(expr.args, " || ", PRECEDENCE["Or"])
+
+    def _print_Infinity(self, expr: sympy.Expr) -> str:
+        return "INFINITY"
+
+    def _print_NegativeInfinity(self, expr: sympy.Expr) -> str:
+        return "(-INFINITY)"
+
+    def _print_BooleanTrue(self, expr: sympy.Expr) -> str:
+        return "1"
+
+    def _print_BooleanFalse(self, expr: sympy.Expr) -> str:
+        return "0"
