@@ -196,3 +196,69 @@ def test_generated_source_that_fails_to_build_names_a_file(tmp_path):
     kernel = AxonKernel("broken", "b", 0, "__kernel void broken(__global uchar *p_base, ulong p_offset) { oops; }")
     with pytest.raises(RuntimeError, match="failed to build; its OpenCL C source and the build log are in"):
         kernel.run([torch.zeros(1, device=DEVICE)], [1])
+
+
+def test_compiled_dropout_statistics():
+    """Random numbers in generated kernels (Philox): dropout keeps about 1 - p, scaled."""
+    torch._dynamo.reset()
+    x = torch.ones(200_000, device=DEVICE)
+    out = torch.compile(lambda t: F.dropout(t, 0.3, training=True))(x).cpu()
+    kept = out != 0
+    assert abs(kept.float().mean().item() - 0.7) < 0.01
+    torch.testing.assert_close(out[kept], torch.full_like(out[kept], 1 / 0.7))
+    r = torch.compile(lambda t: torch.rand_like(t) + torch.randn_like(t) * 0)(x).cpu()
+    assert 0 <= r.min() and r.max() < 1 and abs(r.mean().item() - 0.5) < 0.01
+
+
+def _hf_models():
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    gpt2 = transformers.GPT2LMHeadModel(
+        transformers.GPT2Config(
+            n_layer=2,
+            n_embd=64,
+            n_head=4,
+            vocab_size=128,
+            n_positions=64,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+        )
+    )
+    llama = transformers.LlamaForCausalLM(
+        transformers.LlamaConfig(
+            num_hidden_layers=2,
+            hidden_size=64,
+            intermediate_size=128,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            vocab_size=128,
+            max_position_embeddings=64,
+        )
+    )
+    return {"gpt2": gpt2, "llama": llama}
+
+
+@pytest.mark.parametrize("arch", ["gpt2", "llama"])
+def test_hugging_face_compiled_forward_and_training_step(arch):
+    import copy
+
+    torch.manual_seed(0)
+    model = _hf_models()[arch]
+    ids = torch.randint(0, 128, (2, 16))
+    axon_model = copy.deepcopy(model).to(DEVICE)
+    torch._dynamo.reset()
+    model.eval(), axon_model.eval()
+    with torch.no_grad():
+        compare(model(ids).logits, torch.compile(axon_model)(ids.to(DEVICE)).logits)
+
+    def step(m, ids):
+        loss = m(ids, labels=ids).loss
+        loss.backward()
+        return loss
+
+    torch._dynamo.reset()
+    model.train(), axon_model.train()
+    compare(step(model, ids).detach(), torch.compile(step)(axon_model, ids.to(DEVICE)).detach())
+    for p, q in zip(axon_model.parameters(), model.parameters(), strict=True):
+        if q.grad is not None:
+            torch.testing.assert_close(p.grad.cpu(), q.grad, atol=1e-4, rtol=1e-3)

@@ -109,6 +109,8 @@ class OpenCLKernel(SIMDKernel):
         self.cse = TypedCSE(self.newvar_prefix, self.suffix)
         self.accumulators = itertools.count()
         self.signature = ""
+        # Index variables of reduced dimensions: computed first thing in each loop step.
+        self.loop_indexing = IndentedBuffer()
 
     # ---- types ----------------------------------------------------------------------------
 
@@ -156,7 +158,7 @@ class OpenCLKernel(SIMDKernel):
 
     def _accumulator(self, dtype: torch.dtype, init: str):
         name = f"acc{next(self.accumulators)}"
-        self.indexing_code.writeline(f"{compute_type(dtype)} {name} = {init};")
+        self.body.writeline(f"{compute_type(dtype)} {name} = {init};")  # before its loop
         from torch.utils._sympy.value_ranges import ValueRanges
 
         return V.kernel.create_cse_var(name, ValueRanges.unknown(), dtype)
@@ -236,8 +238,9 @@ class OpenCLKernel(SIMDKernel):
 
     def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
         line = f"long {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
-        # Entries of a reduced dimension change every loop step: they are computed inside it.
-        (self.loads if entry.is_reduction else self.indexing_code).writeline(line)
+        # Entries of a reduced dimension change every loop step: they are computed at the start
+        # of the loop; the others once, before the code that follows.
+        (self.loop_indexing if entry.is_reduction else self.body).writeline(line)
 
     def _numel(self, tree: Any) -> str:
         return str(int(tree.numel)) if isinstance(tree.numel, (int, sympy.Integer)) else f"{tree.prefix}numel"
@@ -248,9 +251,11 @@ class OpenCLKernel(SIMDKernel):
             for tree in reduced:
                 self.body.writeline(f"for (long {tree.name} = 0; {tree.name} < {self._numel(tree)}; {tree.name}++) {{")
             with self.body.indent():
+                self.body.splice(self.loop_indexing)
                 self.body.splice(self.loads)
                 self.body.splice(self.compute)
             self.body.writeline("}" * len(reduced))
+            self.loop_indexing.clear()
             # Values of the loop end with it; the accumulators (reduction results) live on.
             self.cse.invalidate(
                 OrderedSet(

@@ -295,6 +295,18 @@ class OpenCLOverrides(OpOverrides):
         return f"nextafter({x}, {y})"
 
     @staticmethod
+    def rand(seed, offset) -> str:
+        return f"axon_rand((long)({seed}), (long)({offset}))"
+
+    @staticmethod
+    def randn(seed, offset) -> str:
+        return f"axon_randn((long)({seed}), (long)({offset}))"
+
+    @staticmethod
+    def randint64(seed, offset, low, high) -> str:
+        return f"axon_randint64((long)({seed}), (long)({offset}), (long)({low}), (long)({high}))"
+
+    @staticmethod
     def square(x) -> str:
         return f"(({x}) * ({x}))"
 

@@ -70,6 +70,32 @@ inline void axon_atomic_add_double(volatile __global double *p, double v) {
 }
 #endif
 #endif
+/* Inductor's random numbers (ops.rand / randn / randint64 of a seed and an element offset):
+ * Philox-4x32-10 of the offset under the seed, so each element's draw is independent of the
+ * launch shape. */
+inline uint4 axon_philox(long seed, long offset) {
+  uint2 key = (uint2)((uint)seed, (uint)(seed >> 32));
+  uint4 c = (uint4)((uint)offset, (uint)(offset >> 32), 0u, 0u);
+  for (int round = 0; round < 10; round++) {
+    ulong p0 = (ulong)0xD2511F53u * c.x, p1 = (ulong)0xCD9E8D57u * c.z;
+    c = (uint4)((uint)(p1 >> 32) ^ c.y ^ key.x, (uint)p1, (uint)(p0 >> 32) ^ c.w ^ key.y, (uint)p0);
+    key += (uint2)(0x9E3779B9u, 0xBB67AE85u);
+  }
+  return c;
+}
+inline float axon_rand(long seed, long offset) { /* [0, 1) */
+  return (float)(axon_philox(seed, offset).x >> 8) * (1.0f / 16777216.0f);
+}
+inline float axon_randn(long seed, long offset) { /* Box-Muller */
+  uint4 r = axon_philox(seed, offset);
+  float u1 = (float)((r.x >> 8) + 1u) * (1.0f / 16777216.0f), u2 = (float)(r.y >> 8) * (1.0f / 16777216.0f);
+  return sqrt(-2.0f * log(u1)) * cos(6.283185307179586f * u2);
+}
+inline long axon_randint64(long seed, long offset, long low, long high) {
+  uint4 r = axon_philox(seed, offset);
+  ulong bits = ((ulong)r.x << 32) | r.y;
+  return low + (long)(bits % (ulong)(high - low));
+}
 #define AXON_LOAD_F16(p, i) vload_half((i), (p))
 #define AXON_STORE_F16(p, i, v) vstore_half_rte((float)(v), (i), (p))
 #define AXON_LOAD_BF16(p, i) as_float(((uint)(p)[i]) << 16)
