@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-from . import ceilings, cold_start, models, ops, pointwise, report
+from . import ceilings, cold_start, compiled, models, ops, pointwise, report
 from .timing import compare
 
 
@@ -137,6 +137,37 @@ def run_models(args) -> list[dict]:
     return rows
 
 
+def run_compiled(args) -> list[dict]:
+    """Each compiled workload as eager and compiled Axon, eager and compiled CPU."""
+    rows = []
+    for w in compiled.WORKLOADS:
+        if args.only and args.only not in w.name:
+            continue
+        torch._dynamo.reset()
+        runs = {
+            label: (w.build(device, is_compiled, args.quick), device)
+            for label, device, is_compiled in (
+                ("cpu", args.baseline, False),
+                ("cpu_compiled", args.baseline, True),
+                ("axon", "axon", False),
+                ("axon_compiled", "axon", True),
+            )
+        }
+        timings = compare(runs, args.model_repeats, args.sample_s, warmup=2)
+        units = w.units_per_call(args.quick)
+        entry = {"name": w.name, "title": w.title, "unit": w.unit}
+        for label, t in timings.items():
+            entry[label] = {"rate": units / t.median, "spread": t.spread, **t.as_dict()}
+        entry["compiled_vs_eager"] = timings["axon"].median / timings["axon_compiled"].median
+        entry["compiled_vs_cpu_compiled"] = timings["cpu_compiled"].median / timings["axon_compiled"].median
+        rows.append(entry)
+        print(f"  {w.name:20s} axon eager {_show(entry['axon'], w.unit)}"
+              f"  compiled {_show(entry['axon_compiled'], w.unit)}"
+              f"  cpu {_show(entry['cpu'], w.unit)}  cpu compiled {_show(entry['cpu_compiled'], w.unit)}"
+              f"  compiled/eager {entry['compiled_vs_eager']:.2f}x", flush=True)  # fmt: skip
+    return rows
+
+
 def targets(results: dict) -> list[dict]:
     """The targets of issues 5 and 11 on the default device, judged on this run's own figures."""
     out = []
@@ -213,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-ops", action="store_true")
     p.add_argument("--skip-pointwise", action="store_true")
     p.add_argument("--skip-cold-start", action="store_true")
+    p.add_argument("--skip-compiled", action="store_true", help="no torch.compile rows")
     p.add_argument("--pointwise-repeats", type=int, default=3, help="samples per backend per pointwise case")
     p.add_argument("--repeats", type=int, default=7, help="samples per backend per operator workload")
     p.add_argument("--model-repeats", type=int, default=3, help="samples per backend per model workload")
@@ -255,6 +287,8 @@ def main(argv: list[str] | None = None) -> int:
     results["pointwise"] = [] if args.skip_pointwise else run_pointwise(args)
     print("models:", flush=True)
     results["models"] = [] if args.skip_models else run_models(args)
+    print("torch.compile:", flush=True)
+    results["compiled"] = [] if args.skip_compiled else run_compiled(args)
     results["fallback_ops"] = torch.axon.fallback_ops()
     results["targets"] = targets(results)
     print("targets:")

@@ -84,6 +84,7 @@ def markdown(results: dict, chart_dir: str | None) -> str:
             f"| {w['title']} | {w['cpu']['rate']:.2f} {_pct(w['cpu']['spread'])} "
             f"| {w['axon']['rate']:.2f} {_pct(w['axon']['spread'])} | {w['unit']} | {_ratio(w['ratio'])} | {slow} |"
         )
+    lines += _compiled(results.get("compiled") or [], base)
     lines += _cold_start(results.get("cold_start") or {})
     lines += _pointwise(results.get("pointwise") or [], base, chart_dir)
     fallbacks = results.get("fallback_ops") or {}
@@ -95,6 +96,29 @@ def markdown(results: dict, chart_dir: str | None) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _compiled(rows: list[dict], base: str) -> list[str]:
+    if not rows:
+        return []
+    lines = [
+        "",
+        "## torch.compile",
+        "",
+        "Each workload eager and compiled (Inductor) on Axon and on the baseline; ratios of compiled Axon to "
+        "eager Axon and to the compiled baseline (above 1: compiled Axon is faster).",
+        "",
+        f"| workload | {base} eager | {base} compiled | Axon eager | Axon compiled | unit | compiled / eager Axon "
+        f"| compiled Axon / compiled {base} |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for w in rows:
+        cells = " | ".join(
+            f"{w[k]['rate']:.2f} {_pct(w[k]['spread'])}" for k in ("cpu", "cpu_compiled", "axon", "axon_compiled")
+        )
+        lines.append(f"| {w['title']} | {cells} | {w['unit']} | {_ratio(w['compiled_vs_eager'])} "
+                     f"| {_ratio(w['compiled_vs_cpu_compiled'])} |")  # fmt: skip
+    return lines
 
 
 def _cold_start(cold: dict) -> list[str]:
