@@ -8,10 +8,12 @@
 //   f  a Python float as a 32-bit float    d  a Python float as a 64-bit double
 #include <torch/extension.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "axon/sources.h"
 #include "axon_glue.h"
 
 namespace axon {
@@ -82,11 +84,20 @@ void launch(uintptr_t program, const std::string& kernel, int device,
         kernel.c_str());
 }
 
+std::string kernel_file(const std::string& name) {
+  char* text = axon_kernel_file_text(name.c_str());
+  TORCH_CHECK(text, "axon: no kernel source file named ", name);
+  std::string out(text);
+  std::free(text);
+  return out;
+}
+
 }  // namespace
 
 void bind_source_kernels(py::module_& m) {
   m.def("_build_program", build_program, py::arg("device"), py::arg("source"),
         py::arg("options") = "");
+  m.def("_kernel_file", kernel_file, py::arg("name"));
   m.def("_launch", launch, py::arg("program"), py::arg("kernel"), py::arg("device"),
         py::arg("global_size"), py::arg("local_size"), py::arg("signature"), py::arg("args"));
 }

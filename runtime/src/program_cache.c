@@ -30,6 +30,8 @@
 
 #include "program_internal.h"
 
+#include "axon/sources.h"
+
 #define CACHE_FORMAT_VERSION 2u
 #define CACHE_MAGIC "AXONPRG"
 
@@ -290,6 +292,10 @@ static char *kernel_file(const char *name) {
   for (const axon_embedded_source *e = axon_embedded_sources; e->name; e++)
     if (!strcmp(e->name, name)) return strdup(e->text);
   return NULL;
+}
+
+char *axon_kernel_file_text(const char *name) {
+  return name ? kernel_file(name) : NULL;
 }
 
 /* The source of a kernel family: the shared definitions (common.cl), then each '+'-separated

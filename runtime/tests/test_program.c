@@ -125,9 +125,13 @@ static void test_families(void) {
   static const struct {
     const char *name;
     int complex;
-  } families[] = {
-      {"ew_common+elementwise", 0}, {"reduce", 0}, {"gemm", 0}, {"nn", 0}, {"random", 0},
-      {"ew_common+complex", 1},     {"fft", 1}};
+  } families[] = {{"ew_common+float_math+elementwise", 0},
+                  {"reduce", 0},
+                  {"gemm", 0},
+                  {"nn", 0},
+                  {"random", 0},
+                  {"ew_common+complex", 1},
+                  {"fft", 1}};
   for (size_t f = 0; f < sizeof families / sizeof *families; f++) {
     for (int dt = 0; dt < AXON_DTYPE_COUNT; dt++) {
       if (is_complex(dt) != families[f].complex) continue;

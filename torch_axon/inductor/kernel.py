@@ -21,7 +21,7 @@ from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
 
 from .overrides import STORAGE_TYPE, OpenCLOverrides, compute_type, literal
-from .prelude import PRELUDE
+from .prelude import prelude
 from .printer import OpenCLExprPrinter
 
 # Placeholder for the kernel's name in generated source; define_kernel gives the real one.
@@ -295,7 +295,7 @@ class OpenCLKernel(SIMDKernel):
         params += [f"long {t.prefix}numel" for t in self._dynamic_numels()]
         self.signature = "b" * len(self._buffer_args()) + "l" * (len(self.args.sizevars) + len(self._dynamic_numels()))
         code = IndentedBuffer()
-        code.splice(PRELUDE)
+        code.splice(prelude())
         code.writeline(f"__kernel void {KERNEL_NAME}({', '.join(params) or 'void'}) {{")
         with code.indent():
             for line in setup:

@@ -307,6 +307,10 @@ class OpenCLOverrides(OpOverrides):
         return f"axon_randint64((long)({seed}), (long)({offset}), (long)({low}), (long)({high}))"
 
     @staticmethod
+    def erf(x) -> str:  # Axon's vectorisable float form (kernels/float_math.cl)
+        return f"erf({x})" if getattr(x, "dtype", None) == torch.float64 else f"erf_float((float)({x}))"
+
+    @staticmethod
     def square(x) -> str:
         return f"(({x}) * ({x}))"
 
@@ -317,7 +321,7 @@ class OpenCLOverrides(OpOverrides):
 
 for _name in (
     "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
-    "asinh acosh atanh erf erfc lgamma tgamma"
+    "asinh acosh atanh erfc lgamma tgamma"
 ).split():
     setattr(OpenCLOverrides, _name, _float_fn({"tgamma": "tgamma"}.get(_name, _name)))
 OpenCLOverrides.libdevice_exp = _float_fn("exp")

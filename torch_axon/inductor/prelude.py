@@ -1,5 +1,17 @@
 """OpenCL C every generated kernel starts with: index arithmetic with Python's rounding,
-float16 / bfloat16 storage and rounding, and the float type index expressions convert to."""
+float16 / bfloat16 storage and rounding, the float type index expressions convert to, atomics,
+Philox, and Axon's own float math (the runtime's kernels/float_math.cl, shared with the eager
+kernels)."""
+
+import functools
+
+
+@functools.cache
+def prelude() -> str:
+    from .. import _C
+
+    return PRELUDE + "\n" + _C._kernel_file("float_math")
+
 
 PRELUDE = r"""
 #ifdef cl_khr_fp64

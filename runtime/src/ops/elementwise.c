@@ -133,7 +133,7 @@ axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype 
   (void)out_dtype; /* each kernel writes its op's natural output type */
   if (!stream || !op) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: NULL argument");
   /* "special/i0" is kernel ew_i0 of kernels/special.cl; a bare name is in elementwise.cl. */
-  char family[64] = "ew_common+elementwise", kernel[64];
+  char family[64] = "ew_common+float_math+elementwise", kernel[64];
   const char *slash = strchr(op, '/');
   if (slash) snprintf(family, sizeof family, "ew_common+%.*s", (int)(slash - op), op);
   /* Complex numbers have a family of their own, with the same kernel names ("special/sinc" is
@@ -162,6 +162,7 @@ axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_d
   if (!axon_device_supports_dtype(axon_stream_device(stream), out_dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
                      axon_dtype_name(out_dtype), axon_stream_device(stream));
-  const char *family = is_complex_dtype(dtype) ? "ew_common+complex" : "ew_common+elementwise";
+  const char *family =
+      is_complex_dtype(dtype) ? "ew_common+complex" : "ew_common+float_math+elementwise";
   return run(stream, family, cast_names[out_dtype], dtype, desc, 0.0, 0.0);
 }
