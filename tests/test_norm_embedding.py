@@ -3,6 +3,8 @@ deterministic backward) against PyTorch's CPU results, with no CPU fallback."""
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -228,3 +230,24 @@ def test_batch_norm_inference_rows(shape, affine):
         return F.batch_norm(t, on(rm), on(rv), on(w), on(b), training=False, eps=1e-3)
 
     compare(run(x, "cpu"), run(to_axon(x), DEVICE), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dim", [0, -1])
+def test_weight_norm_fused_interface_is_native(dim):
+    """nn.utils.weight_norm on axon takes PyTorch's fused path (_weight_norm_interface and its
+    backward, as wav2vec2-style convolutions do): natively, against the CPU."""
+    torch.manual_seed(0)
+    conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(4, 6, 3), dim=dim)
+    x = torch.randn(2, 4, 9)
+    results = []
+    torch.axon.fallback_ops(reset=True)
+    for device in ("cpu", "axon"):
+        m = copy.deepcopy(conv).to(device)
+        out = m(x.to(device))
+        out.square().sum().backward()
+        results.append([out.detach().cpu()] + [p.grad.cpu() for p in m.parameters()])
+    for c, a in zip(*results, strict=True):
+        torch.testing.assert_close(a, c, atol=1e-5, rtol=1e-4)
+    assert not {"aten::_weight_norm_interface", "aten::_weight_norm_interface_backward"} & set(
+        torch.axon.fallback_ops()
+    )

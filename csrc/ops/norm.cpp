@@ -460,9 +460,37 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward_new(
                                           save_mean, save_var, update, eps, output_mask);
 }
 
+// ---- weight norm (the fused form PyTorch takes off the CPU: wav2vec2-style convolutions) -------
+
+// Every dim but `dim`: the norm of each slice along `dim` (keepdim, the shape of g).
+std::vector<int64_t> dims_except(const Tensor& v, int64_t dim) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < v.dim(); d++)
+    if (d != dim) dims.push_back(d);
+  return dims;
+}
+
+// w = g * v / ||v||, norms kept for backward.
+std::tuple<Tensor, Tensor> weight_norm(const Tensor& v, const Tensor& g, int64_t dim) {
+  dim = c10::maybe_wrap_dim(dim, v.dim());
+  Tensor norms = at::linalg_vector_norm(v, 2, dims_except(v, dim), /*keepdim=*/true);
+  return {v.mul(g.div(norms)), norms};
+}
+
+// grad_g = sum(grad_w * v) / norm; grad_v = g / norm * (grad_w - v * grad_g / norm).
+std::tuple<Tensor, Tensor> weight_norm_backward(const Tensor& grad_w, const Tensor& v,
+                                                const Tensor& g, const Tensor& norms, int64_t dim) {
+  dim = c10::maybe_wrap_dim(dim, v.dim());
+  Tensor grad_g = grad_w.mul(v).sum(dims_except(v, dim), /*keepdim=*/true).div(norms);
+  Tensor grad_v = grad_w.sub(v.mul(grad_g.div(norms))).mul(g.div(norms));
+  return {grad_v, grad_g.view(g.sizes())};
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_weight_norm_interface", weight_norm);
+  m.impl("_weight_norm_interface_backward", weight_norm_backward);
   m.impl("native_layer_norm", native_layer_norm);
   m.impl("native_layer_norm_backward", native_layer_norm_backward);
   m.impl("native_group_norm", native_group_norm);
