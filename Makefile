@@ -9,13 +9,19 @@ DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclb
 # expecttest: PyTorch's OpInfo database (the conformance sweep) imports it. transformers: the
 # Hugging Face model tests and the benchmark's BERT / Llama workloads; matplotlib: its charts.
 PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.24.0 matplotlib
+# torchvision and timm for the model sweep's torchvision and timm families, in a folder of their
+# own that only the sweep puts on its path: the index's torchvision 0.28.0 is a CUDA build whose
+# C++ operators do not load with the CPU torch, and installed alongside transformers it stops
+# every transformers model from importing (torch_axon/models/model_zoo.py). --no-deps: torch stays.
+MODEL_ZOO = .model-zoo
+MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 # ccache's compiler links first: rebuilding the glue costs seconds instead of minutes.
 # The build imports torch; autoload is off there so a stale or broken installed Axon cannot
 # stop its own rebuild.
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models
+.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models
 
 setup: deps build
 
@@ -28,6 +34,11 @@ deps:
 	fi
 	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest, transformers, matplotlib; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
 		$(PYTHON) -m pip install -q $(PY_PACKAGES)
+	@$(MAKE) --no-print-directory model-zoo
+
+model-zoo:
+	@[ -d $(MODEL_ZOO)/torchvision ] && [ -d $(MODEL_ZOO)/timm ] || \
+		$(PYTHON) -m pip install -q --no-deps --target $(MODEL_ZOO) $(MODEL_ZOO_PACKAGES)
 
 build:
 	$(BUILD_ENV) $(PYTHON) -m pip install -q --no-build-isolation -e .
@@ -50,9 +61,11 @@ test-python:
 coverage: setup
 	$(PYTHON) -m torch_axon.conformance $(SWEEP_ARGS)
 
-# The model sweep: every transformers architecture of the causal-LM, masked-LM and seq2seq auto
-# mappings, tiny and random, on the CPU and on axon (resumable; rewrites docs/models.{md,json}
-# and appends to docs/models.jsonl; MODELS_ARGS=--fresh starts over).
+# The model sweep: every transformers architecture of the causal-LM, masked-LM, seq2seq,
+# image-classification, audio-classification, CTC, speech-seq2seq and image-text-to-text auto
+# mappings, tiny and random, plus one small model of each torchvision and timm family, on the CPU
+# and on axon (resumable; rewrites docs/models.{md,json} and appends to docs/models.jsonl;
+# MODELS_ARGS="--family timm" selects, MODELS_ARGS=--fresh starts over).
 models: setup
 	$(PYTHON) -m torch_axon.models $(MODELS_ARGS)
 

@@ -4,8 +4,13 @@ Each architecture's record is appended to a JSON-lines file as soon as it is don
 "started" line before it runs), so an interrupted sweep resumes where it stopped, and an
 architecture that killed the process is recorded as such instead of being retried.
 
-    python -m torch_axon.models [--family causal-lm,masked-lm,seq2seq] [--only llama,gpt2]
-                                [--redo] [--fresh] [--timeout 300]
+    python -m torch_axon.models [--family causal-lm,timm] [--only llama,gpt2] [--redo] [--fresh]
+                                [--timeout 300]
+
+Families: transformers' causal-lm, masked-lm, seq2seq, image-classification,
+audio-classification, ctc, speech-seq2seq and image-text-to-text auto mappings; torchvision;
+timm (the last two from the folder model_zoo.py describes). The report covers every family on
+record, whichever were run this time.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ import time
 
 import torch
 
-from . import hf, report
+from . import model_zoo, report
+from .families import FAMILIES
 
 
 def load(path: str) -> dict[tuple[str, str], dict]:
@@ -38,7 +44,7 @@ def load(path: str) -> dict[tuple[str, str], dict]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--family", default=",".join(hf.FAMILIES), help="comma-separated: " + ", ".join(hf.FAMILIES))
+    p.add_argument("--family", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))
     p.add_argument("--only", default="", help="comma-separated architecture names (model_type)")
     p.add_argument("--fresh", action="store_true", help="forget earlier records")
     p.add_argument("--redo", action="store_true", help="run the selected architectures again (with --only)")
@@ -47,16 +53,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--markdown", default="docs/models.md")
     p.add_argument("--json", default="docs/models.json")
     args = p.parse_args(argv)
+    # Before transformers looks for them: its timm-backed architectures (TimmWrapper, Gemma 3n's
+    # audio tower, FastVLM) need timm, and timm needs torchvision.
+    model_zoo.activate()
     import transformers
 
     if args.fresh and os.path.exists(args.jsonl):
         os.remove(args.jsonl)
     done = load(args.jsonl)
     only = {a for a in args.only.split(",") if a}
+    families = [f for f in args.family.split(",") if f]
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        p.error(f"unknown families: {', '.join(unknown)} (known: {', '.join(FAMILIES)})")
     todo = [
         (fam, arch)
-        for fam in args.family.split(",")
-        for arch in sorted(hf.architectures(fam))
+        for fam in families
+        for arch in FAMILIES[fam].architectures()
         if (not only or arch in only) and ((fam, arch) not in done or (args.redo and only))
     ]
     total = len(todo)
@@ -65,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
         for i, (fam, arch) in enumerate(todo, 1):
             log.write(json.dumps({"family": fam, "arch": arch, "status": "started"}) + "\n")
             log.flush()
-            r = hf.run(fam, arch, args.timeout)
+            r = FAMILIES[fam].run(arch, args.timeout)
             log.write(json.dumps(r, default=str) + "\n")
             log.flush()
             done[(fam, arch)] = r
@@ -77,6 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {
         "torch": torch.__version__,
         "transformers": transformers.__version__,
+        **model_zoo.versions(),
         "device": torch.axon.get_device_name(0),
     }
     report.write(records, args.markdown, args.json, meta)

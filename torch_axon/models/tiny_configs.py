@@ -13,6 +13,8 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from . import tiny_vision
+
 HIDDEN = 64
 HEADS = 4
 KV_HEADS = 2
@@ -36,6 +38,8 @@ _SIZES: dict[str, int] = {
     "encoder_ffn_dim": INTERMEDIATE,
     "decoder_ffn_dim": INTERMEDIATE,
     "hidden_dim": INTERMEDIATE,
+    "projection_dim": HIDDEN,  # a vision tower's output, the text model's width in some
+    "out_hidden_size": HIDDEN,  # a Qwen-VL vision tower's merged output: the text model's width
     # depth
     "num_hidden_layers": LAYERS,
     "num_layers": LAYERS,
@@ -212,8 +216,10 @@ def _cut_per_layer(config) -> None:
             _set(config, f"{kind}_offset", 1)
 
 
-def _tokens_in_vocabulary(config) -> None:
-    vocab = getattr(config, "vocab_size", None)
+def _tokens_in_vocabulary(config, vocab: int | None, moved: dict[int, int]) -> None:
+    """Token ids past the new vocabulary come back inside it: the common special ids at the top,
+    the others (image, audio and video placeholders, begin/end markers) below them, one new id
+    for each old one throughout the config and its sub-configs, so that distinct stay distinct."""
     if not isinstance(vocab, int):
         return
     for name in _TOKEN_IDS:
@@ -222,30 +228,116 @@ def _tokens_in_vocabulary(config) -> None:
             _set(config, name, vocab - 1 - _TOKEN_IDS.index(name))
         elif isinstance(value, list):
             _set(config, name, [v if isinstance(v, int) and v < vocab else vocab - 1 for v in value])
+    for name, value in list(config.__dict__.items()):
+        placeholder = name.endswith(("_token_id", "_token_index")) and name not in _TOKEN_IDS
+        if placeholder and isinstance(value, int) and not isinstance(value, bool) and value >= vocab:
+            moved.setdefault(value, vocab - 1 - len(_TOKEN_IDS) - len(moved))
+            _set(config, name, moved[value])
 
 
 def _no_training_noise(config) -> None:
-    """Dropout and router jitter off: their draws come from each device's own generator."""
+    """Dropout, layer drop, drop path, router jitter and SpecAugment's masking off: their draws
+    come from each device's own generator (or numpy's, drawn anew for each run)."""
     for name, value in list(config.__dict__.items()):
-        random_in_training = "dropout" in name or "jitter" in name or name.endswith("_pdrop")
+        random_in_training = "drop" in name or "jitter" in name or (name.startswith("mask_") and name.endswith("_prob"))
         if random_in_training and isinstance(value, float):
             _set(config, name, 0.0)
+    if getattr(config, "apply_spec_augment", False):
+        _set(config, "apply_spec_augment", False)
 
 
-def shrink(config) -> Any:
-    """A tiny copy of a transformers config (sub-configs shrunk too)."""
+def shrink(config, image_side: int | None = None) -> Any:
+    """A tiny copy of a transformers config (sub-configs shrunk too); images down to
+    ``image_side`` if given (a multimodal model's image-token counts follow its image size, so
+    those keep theirs)."""
     config = copy.deepcopy(config)
-    for value in list(config.__dict__.values()):
-        if hasattr(value, "to_dict") and hasattr(value, "model_type"):
-            _shrink_in_place(value)
-    _shrink_in_place(config)
+    moved: dict[int, int] = {}
+    configs = _nested_configs(config)
+    before = [dict(c.__dict__) for c in configs]
+    for c in configs:
+        _shrink_in_place(c, moved)
+        if image_side:
+            tiny_vision.shrink_images(c, image_side)
+    _follow_model_widths(configs, before)
     return config
 
 
-def _shrink_in_place(config) -> None:
-    _shrink_ints(config)
+def _is_config(value) -> bool:
+    return hasattr(value, "to_dict") and hasattr(value, "model_type")
+
+
+def _nested_configs(config) -> list:
+    """Every config inside ``config`` at any depth (a VLM's vision config holds its SAM and CLIP
+    configs), children before their parent, ``config`` last."""
+    found = []
+    for value in list(config.__dict__.values()):
+        if _is_config(value):
+            found += _nested_configs(value)
+    return [*found, config]
+
+
+# Widths that name a model's own width: what other configs' widths refer to.
+_MODEL_WIDTHS = ("hidden_size", "d_model", "n_embd", "embed_dim", "projection_dim")
+
+
+def _follow_model_widths(configs: list, before: list[dict]) -> None:
+    """Widths that restate another sub-config's width (a Q-Former's encoder_hidden_size, a
+    projector's out_hidden_size, a vision tower's mm_hidden_size) follow it down: any hidden
+    width or dimension left as it was and equal to a model width that shrank takes its new
+    value (the text model's first, where two shrank from the same width)."""
+    shrunk: dict[int, int] = {}
+    for c, old in sorted(zip(configs, before, strict=True), key=lambda pair: pair[0] is not _text_of(configs)):
+        for name in _MODEL_WIDTHS:
+            was, now = old.get(name), c.__dict__.get(name)
+            if isinstance(was, int) and isinstance(now, int) and now < was:
+                shrunk.setdefault(was, now)
+    for c, old in zip(configs, before, strict=True):
+        for name, value in list(c.__dict__.items()):
+            restates = "hidden" in name or name.endswith(("_dim", "_dims", "_channels"))
+            unchanged = old.get(name) == value
+            if restates and unchanged and isinstance(value, int) and not isinstance(value, bool) and value in shrunk:
+                _set(c, name, shrunk[value])
+
+
+def _text_of(configs: list):
+    top = configs[-1]
+    return top.get_text_config() if hasattr(top, "get_text_config") else top
+
+
+def _vocabulary(config) -> int | None:
+    """The config's own vocabulary, or its text model's (a multimodal config's placeholders index
+    the text model's embeddings)."""
+    vocab = getattr(config, "vocab_size", None)
+    if vocab is None and hasattr(config, "get_text_config"):
+        vocab = getattr(config.get_text_config(), "vocab_size", None)
+    return vocab
+
+
+def _multimodal_rope_fits_the_head(config) -> None:
+    """Qwen-VL-style rotary embeddings split each head's rotary half into (time, height, width)
+    sections; the default sections ([16, 24, 24]) fit a 128-wide head. Same proportions here."""
+    if "mrope_section" not in getattr(type(config), "ignore_keys_at_rope_validation", ()):
+        return
+    hidden, heads = _int(config, "hidden_size"), _int(config, "num_attention_heads")
+    head = _int(config, "head_dim") or (hidden // heads if hidden and heads else None)
+    rope = getattr(config, "rope_parameters", None)
+    if not head or not isinstance(rope, dict):
+        return
+    partial = getattr(config, "partial_rotary_factor", None) or rope.get("partial_rotary_factor") or 1.0
+    half = int(head * partial) // 2
+    time = half // 4
+    height = (half - time) // 2
+    config.rope_parameters = {**rope, "mrope_section": [time, height, half - time - height]}
+
+
+def _shrink_in_place(config, moved: dict[int, int]) -> None:
+    if tiny_vision.has_stages(config):  # its widths are what its other lists fit
+        tiny_vision.one_block_per_stage(config)
+    else:
+        _shrink_ints(config)
+        _multimodal_rope_fits_the_head(config)
     _cut_per_layer(config)
-    _tokens_in_vocabulary(config)
+    _tokens_in_vocabulary(config, _vocabulary(config), moved)
     _no_training_noise(config)
     if hasattr(config, "use_cache"):
         config.use_cache = True
@@ -255,7 +347,7 @@ def _shrink_in_place(config) -> None:
         config.decoder_start_token_id = pad if isinstance(pad, int) else 0
 
 
-def tiny_config(model_type: str):
+def tiny_config(model_type: str, image_side: int | None = None):
     """The tiny config of an architecture, or CannotShrink."""
     from transformers import AutoConfig
 
@@ -263,4 +355,4 @@ def tiny_config(model_type: str):
         config = AutoConfig.for_model(model_type)
     except Exception as e:  # noqa: BLE001  (any failure of a third-party default is a reason)
         raise CannotShrink(f"no default config: {type(e).__name__}: {e}") from e
-    return shrink(config)
+    return shrink(config, image_side)

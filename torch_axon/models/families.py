@@ -1,0 +1,43 @@
+"""Every family the sweep knows: where its architectures come from and how one is run."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from . import hf, timm_models, torchvision_models
+from .compare import run_case
+
+
+@dataclass(frozen=True)
+class Source:
+    architectures: Callable[[], list[str]]
+    run: Callable[[str, float], dict]  # (architecture, timeout in seconds) -> record
+    generates: bool
+
+
+def _hf(family: str) -> Source:
+    return Source(
+        architectures=lambda: sorted(hf.architectures(family)),
+        run=lambda arch, timeout: hf.run(family, arch, timeout),
+        generates=hf.FAMILIES[family].generates,
+    )
+
+
+def _module(family: str, module) -> Source:
+    return Source(
+        architectures=module.architectures,
+        run=lambda arch, timeout: run_case(lambda: module.case(arch), {"family": family, "arch": arch}, timeout),
+        generates=False,
+    )
+
+
+FAMILIES: dict[str, Source] = {
+    **{family: _hf(family) for family in hf.FAMILIES},
+    "torchvision": _module("torchvision", torchvision_models),
+    "timm": _module("timm", timm_models),
+}
+
+
+def generates(family: str) -> bool:
+    return family in FAMILIES and FAMILIES[family].generates
