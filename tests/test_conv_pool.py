@@ -368,3 +368,28 @@ def test_channels_last_results(name, which):
     assert layout(xs[0].grad) == layout(xs[1].grad), (xs[0].grad.stride(), xs[1].grad.stride())
     if w is not None:
         compare(ws[0].grad, ws[1].grad, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "mode,shape,size",
+    [
+        ("linear", (1, 1, 2), 16),
+        ("bilinear", (1, 2, 2, 3), (16, 24)),
+        ("trilinear", (1, 1, 2, 2, 2), (16, 16, 16)),
+        ("linear", (2, 3, 5), 64),
+    ],
+)
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_linear_upsampling_backward_at_large_scale_factors(mode, shape, size, align_corners):
+    """Scale factors of 8 and more: each input's gradient gathers every output that reads it
+    (the window once stopped short, losing 1/16 of an edge pixel's gradient)."""
+    torch.manual_seed(0)
+    x = torch.randn(*shape)
+    out_shape = shape[:2] + ((size,) if isinstance(size, int) else size)
+    grad = torch.randn(*out_shape)
+    grads = []
+    for device in ("cpu", DEVICE):
+        xi = x.to(device).requires_grad_()
+        F.interpolate(xi, size=size, mode=mode, align_corners=align_corners).backward(grad.to(device))
+        grads.append(xi.grad.cpu())
+    torch.testing.assert_close(grads[1], grads[0], atol=1e-4, rtol=1e-4)

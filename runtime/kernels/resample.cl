@@ -150,8 +150,13 @@ KERNEL(upsample_linear_backward)(BUF(grad), BUF(grad_input), sp_geom g, CT c0, C
   for (int d = 0; d < 3; d++) {
     sc[d] = linear_scale(g.in[d], g.out[d], g.align_corners, inv[d]);
     if (sc[d] > 0) {
-      lo[d] = max((long)floor((CT)(x[d] - 1) / sc[d]) - 2, 0L);
-      hi[d] = min((long)ceil((CT)(x[d] + 1) / sc[d]) + 3, g.out[d]);
+      /* Outputs read x when their source r = scale * (o + 1/2) - 1/2 (or scale * o) lies in
+       * (x - 1, x + 1): o within (x - 1/2) / scale - 1/2 .. (x + 3/2) / scale - 1/2, widened by
+       * a step for rounding. The first and last inputs also take every output clamped onto
+       * them. */
+      lo[d] = x[d] == 0 ? 0 : max((long)floor((CT)(x[d] - 1.5f) / sc[d]) - 1, 0L);
+      hi[d] = x[d] == g.in[d] - 1 ? g.out[d]
+                                  : min((long)ceil((CT)(x[d] + 1.5f) / sc[d]) + 2, g.out[d]);
     } else {
       lo[d] = 0;
       hi[d] = g.out[d];
