@@ -1,5 +1,5 @@
-"""The OpInfo sweep's other modes (``--forward-ad``, ``--vmap``): a few ops must pass, and each mode
-must be able to fail (an axon result perturbed on purpose is a mismatch)."""
+"""The OpInfo sweep's other modes (``--forward-ad``, ``--vmap``, ``--compile``): a few ops must pass,
+and each mode must be able to fail (an axon result perturbed on purpose is a mismatch)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def _bad(rows) -> list[str]:
     return [f"{r.op} {r.dtype}: {r.cls}: {r.detail}" for r in rows if r.cls not in ("native-pass", "fallback-pass")]
 
 
-@pytest.mark.parametrize("mode", ["forward-ad", "vmap"])
+@pytest.mark.parametrize("mode", ["forward-ad", "vmap", "compile"])
 def test_mode_passes_on_common_ops(mode):
     rows = conformance.run_sweep(ops=OPS, dtypes=[torch.float32], max_samples=4, timeout=60, mode=mode)
     assert {r.op.split(".")[0] for r in rows} == set(OPS)  # every variant (softmax.with_dtype)
@@ -58,3 +58,39 @@ def test_vmap_detects_a_wrong_batch_member(monkeypatch):
     monkeypatch.setattr(conformance, "vmap_call", last_member_off_on_axon)
     rows = conformance.run_sweep(ops=["sin"], dtypes=[torch.float32], max_samples=2, mode="vmap")
     assert rows[0].cls == "mismatch", rows
+
+
+def test_compile_detects_a_wrong_result(monkeypatch):
+    right = conformance.compile_call
+
+    def off_on_axon(op, sample, moved):
+        out = right(op, sample, moved)
+        return out * 1.001 if _on_axon(moved) else out
+
+    monkeypatch.setattr(conformance, "compile_call", off_on_axon)
+    rows = conformance.run_sweep(ops=["sin", "add"], dtypes=[torch.float32], max_samples=2, mode="compile")
+    assert [r.cls for r in rows] == ["mismatch", "mismatch"], rows
+
+
+def test_compile_skips_what_dynamo_runs_eagerly():
+    rows = conformance.run_sweep(ops=["nonzero"], dtypes=[torch.float32], max_samples=2, mode="compile")
+    assert rows[0].cls == "skip" and rows[0].detail.startswith("Dynamo compiled no graph"), rows
+
+
+def test_compile_error_details():
+    from torch._inductor.exc import InductorError
+
+    inner = NotImplementedError("axon: reduction foo in compiled kernels\n\nmore context")
+    assert (
+        conformance.describe_compile_error(InductorError(inner, None))
+        == "InductorError: NotImplementedError: axon: reduction foo in compiled kernels"
+    )
+    build = RuntimeError(
+        "axon: the generated kernel axon_kernel_3 failed to build; its OpenCL C source and the build log are in "
+        "/tmp/x.cl\naxon: building user kernel source failed (CL_BUILD_PROGRAM_FAILURE):\n"
+        "error: /root/.cache/axon/pocl/tempfile_1.cl:12:5: use of undeclared identifier 'foo'\n"
+        "error: /root/.cache/axon/pocl/tempfile_1.cl:13:5: expected expression"
+    )
+    assert conformance.describe_compile_error(build) == (
+        "RuntimeError: generated kernel axon_kernel_3 failed to build: 12:5: use of undeclared identifier 'foo'"
+    )

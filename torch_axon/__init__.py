@@ -22,6 +22,33 @@ def _register() -> None:
     if not hasattr(torch, "axon"):
         torch._register_device_module("axon", device)
         torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    _conv_layout_as_eager()
+
+
+def _conv_layout_as_eager() -> None:
+    """Tensor-shape propagation (fake tensors: torch.compile, export) asks
+    ``torch._C._conv_determine_backend_memory_format`` which layout a convolution's result has.
+    For PrivateUse1 devices (the "Overrideable" backend) PyTorch answers contiguous, but Axon's
+    convolutions give channels_last results for channels_last operands, as the CPU and CUDA do:
+    without this, compiled graphs would plan (and check) the wrong strides."""
+    import torch
+
+    original = torch._C._conv_determine_backend_memory_format
+    if getattr(original, "_axon", False):
+        return
+
+    def determine(input, weight, backend):
+        device = getattr(input, "fake_device", None) or input.device
+        if device.type != "axon" or input.dim() not in (4, 5):
+            return original(input, weight, backend)
+        from torch._prims_common import suggest_memory_format
+
+        cl = torch.channels_last if input.dim() == 4 else torch.channels_last_3d
+        wanted = suggest_memory_format(input) == cl or suggest_memory_format(weight) == cl  # csrc/ops/conv.cpp
+        return cl if wanted else torch.contiguous_format
+
+    determine._axon = True
+    torch._C._conv_determine_backend_memory_format = determine
 
 
 def _autoload() -> None:

@@ -19,11 +19,15 @@ the detail). Random ops are compared by shape and dtype only. Each (op, dtype) p
   PyTorch itself waives the device-vs-CPU comparison of the op (its test_compare_cpu) and the
   values differ.
 
-Two other modes run the same pairs differently, each with its own reports (``docs/op-coverage-fwad.*``,
-``docs/op-coverage-vmap.*``): ``--forward-ad`` compares forward-mode AD (primal and tangent outputs for
-one fixed random tangent per differentiable input) for OpInfos that support it, at float32 / float64;
-``--vmap`` compares ``torch.func.vmap`` of the op on axon, over a batch of three inputs, with a Python
-loop on the CPU (a sample whose vmap fails on the CPU as well is a skip).
+Three other modes run the same pairs differently, each with its own reports (``docs/op-coverage-fwad.*``,
+``docs/op-coverage-vmap.*``, ``docs/op-coverage-compile.*``): ``--forward-ad`` compares forward-mode AD
+(primal and tangent outputs for one fixed random tangent per differentiable input) for OpInfos that
+support it, at float32 / float64; ``--vmap`` compares ``torch.func.vmap`` of the op on axon, over a
+batch of three inputs, with a Python loop on the CPU (a sample whose vmap fails on the CPU as well is a
+skip); ``--compile`` compares the op compiled by ``torch.compile`` (Inductor generating OpenCL C,
+``dynamic=False``) on axon with the eager op on the CPU, outputs only (a pair where Dynamo compiles no
+graph, or whose compiled form fails or differs on the CPU as well, is a skip). In that mode
+``fallback-pass`` means eager axon ops called from the compiled graph fell back to the CPU.
 
 Results are appended to a JSONL checkpoint as each pair finishes, so an interrupted sweep resumes
 where it stopped (``--restart`` starts over). The report goes to ``docs/op-coverage.md``, between
@@ -102,12 +106,23 @@ DEFAULT_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
     torch.complex64: (1e-5, 1.3e-6),  # torch.testing's, as for their part type
     torch.complex128: (1e-7, 1e-7),
 }
+# --compile: Inductor keeps float16 / bfloat16 intermediates in float32 where eager rounds after
+# each op, so a fused chain may differ from eager by an extra rounding or two: bfloat16 is looser.
+COMPILE_TOLERANCES: dict[torch.dtype, tuple[float, float]] = {
+    **DEFAULT_TOLERANCES,
+    torch.bfloat16: (2e-2, 2e-2),
+}
 # Tests whose tolerance overrides (declared on the OpInfo) apply to a device-vs-CPU comparison.
 TOLERANCE_TESTS = frozenset({None, "test_compare_cpu", "test_noncontiguous_samples", "test_variant_consistency_eager"})
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 # How samples run: ``eager`` (the sweep proper), forward-mode AD or vmap; each mode has its own reports.
-MODE_REPORT_STEM = {"eager": "op-coverage", "forward-ad": "op-coverage-fwad", "vmap": "op-coverage-vmap"}
+MODE_REPORT_STEM = {
+    "eager": "op-coverage",
+    "forward-ad": "op-coverage-fwad",
+    "vmap": "op-coverage-vmap",
+    "compile": "op-coverage-compile",
+}
 
 
 def default_paths(mode: str) -> tuple[Path, Path, Path]:
@@ -248,6 +263,7 @@ class Tolerance:
 
     sample_dtype: torch.dtype
     declared: tuple[float, float] = (0.0, 0.0)
+    defaults: dict[torch.dtype, tuple[float, float]] | None = None  # None: DEFAULT_TOLERANCES
 
     @classmethod
     def for_op(cls, op, dtype: torch.dtype) -> Tolerance:
@@ -256,7 +272,7 @@ class Tolerance:
 
     def __call__(self, result_dtype: torch.dtype | None = None) -> dict[str, float]:
         """Keyword arguments for assert_close (None: a Python number, judged at the sample dtype)."""
-        atol, rtol = DEFAULT_TOLERANCES.get(result_dtype or self.sample_dtype, (0.0, 0.0))
+        atol, rtol = (self.defaults or DEFAULT_TOLERANCES).get(result_dtype or self.sample_dtype, (0.0, 0.0))
         return {"atol": max(atol, self.declared[0]), "rtol": max(rtol, self.declared[1])}
 
 
@@ -666,11 +682,191 @@ def cpu_vmap_problem(op, sample, cpu_sample: tuple, tol: Tolerance) -> str | Non
     return None if outcome.status == "pass" else f"vmap differs from the loop on the CPU too: {outcome.detail}"
 
 
+# --------------------------------------------------------------------------------------------
+# torch.compile (--compile): the op compiled by Inductor on axon against the eager op on the CPU
+
+# The compiled op of the current pair (a fresh Dynamo state per pair: see compile_pair).
+_COMPILED: dict[int, Callable] = {}
+# Recompilations allowed per pair: every sample shape compiles anew (dynamic=False), and
+# Dynamo runs the frame eagerly once past its limit (8 by default), which would pass unseen.
+COMPILE_RECOMPILE_LIMIT = 64
+
+
+@contextlib.contextmanager
+def compile_pair() -> Iterator[None]:
+    """A fresh Dynamo state for one (op, dtype) pair: caches, counters and the compiled op."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+    counters.clear()
+    _COMPILED.clear()
+    with torch._dynamo.config.patch(recompile_limit=COMPILE_RECOMPILE_LIMIT):
+        yield
+
+
+def compiled_op(op) -> Callable:
+    """``torch.compile`` of a lambda calling the op (the OpInfo's function), once per pair."""
+    if id(op) not in _COMPILED:
+        fn = op.op
+        _COMPILED[id(op)] = torch.compile(lambda *a, **k: fn(*a, **k), dynamic=False)
+    return _COMPILED[id(op)]
+
+
+def compile_call(op, sample, moved: tuple) -> Any:
+    """The compiled op on (input, args, kwargs), its result post-processed (eagerly) as the OpInfo asks."""
+    inp, args, kwargs = moved
+    return sample.output_process_fn_grad(compiled_op(op)(inp, *args, **kwargs))
+
+
+def _first_paragraph(text: str) -> str:
+    """The message up to its first blank line (Dynamo and Inductor append context after one)."""
+    return " ".join(str(text).strip().split("\n\n")[0].split())
+
+
+BUILD_ERROR = re.compile(r"^error: (?:\S*?\.cl:)?(.*)$", re.MULTILINE)
+# A frame of Dynamo's "from user code:" section of a message: path, line, function.
+USER_FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
+# Axon's own Python code (the sweep excepted): what a failure there says about axon, not the compiler.
+AXON_CODE = re.compile(r"torch_axon[/\\](?!conformance\.py)")
+
+
+def _user_code_location(text: str) -> str:
+    """Where in user code (Dynamo's "from user code:" section) an error arose, unless in the sweep's lambda."""
+    _, found, frames = text.partition("from user code:")
+    matches = USER_FRAME.findall(frames) if found else []
+    if not matches or matches[-1][0].endswith("conformance.py"):
+        return ""
+    path, line, function = matches[-1]
+    path = path[path.find("torch_axon") :] if "torch_axon" in path else os.path.basename(path)
+    return f"{path}:{line} {function}"
+
+
+def describe_compile_error(exc: BaseException) -> str:
+    """``Type: message`` for an error of compiled code, shortened to its informative part.
+
+    Inductor's errors (InductorError, or another BackendCompilerFailed) name the underlying
+    exception and its message's first paragraph; a generated kernel that failed to build gives
+    the first error line of the OpenCL build log (source line:column and message).
+    """
+    inner = getattr(exc, "inner_exception", None)
+    if inner is not None:
+        return shorten(f"{type(exc).__name__}: {type(inner).__name__}: {_message_or_origin(inner)}")
+    text = str(exc)
+    if "failed to build" in text and (match := BUILD_ERROR.search(text)):
+        kernel = re.search(r"generated kernel (\w+)", text)
+        name = f" {kernel.group(1)}" if kernel else ""
+        return shorten(f"{type(exc).__name__}: generated kernel{name} failed to build: {match.group(1)}")
+    message = f"{type(exc).__name__}: {_message_or_origin(exc)}"
+    if where := _user_code_location(text):  # kept whole: the message gives way
+        return f"{shorten(message, DETAIL_LEN - len(where) - 6)} (in {where})"
+    return shorten(message)
+
+
+def _message_or_origin(exc: BaseException) -> str:
+    """The message's first paragraph; for an exception without a message, where it was raised."""
+    import traceback
+
+    if text := _first_paragraph(exc):
+        return text
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return "(no message)"
+    path = frames[-1].filename.replace("\\", "/")
+    for root in ("torch_axon/", "torch/"):
+        if root in path:
+            path = path[path.rindex(root) :]
+            break
+    return f"(no message) raised in {frames[-1].name} at {path}:{frames[-1].lineno}"
+
+
+def involves_axon(exc: BaseException) -> bool:
+    """Whether axon's own Python code (its device module, its code generator) took part in an error."""
+    import traceback
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        files = " ".join(frame.filename for frame in traceback.extract_tb(exc.__traceback__))
+        if AXON_CODE.search(str(exc)) or AXON_CODE.search(files):
+            return True
+        exc = getattr(exc, "inner_exception", None) or exc.__cause__ or exc.__context__
+    return False
+
+
+def _copy_tensors(obj: Any) -> Any:
+    """A copy of every tensor (strides and storage kept), for a second run on the same values."""
+    return map_structure(lambda x: relocate(x, copy=True) if isinstance(x, torch.Tensor) else x, obj)
+
+
+def compile_graph_note() -> tuple[int, str]:
+    """(graphs Dynamo compiled so far in this pair, the first graph break's reason or '')."""
+    from torch._dynamo.utils import counters
+
+    breaks = list(counters["graph_break"])
+    reason = " ".join(breaks[0].strip().splitlines()[0].split()) if breaks else ""
+    return counters["stats"]["unique_graphs"], reason
+
+
+def run_sample_compile(op, sample, tol: Tolerance, want_grad: bool) -> Outcome:
+    """The op compiled by torch.compile on axon against the eager op on the CPU (outputs only).
+
+    Where axon fails or differs, the op compiled on the CPU is tried: if it fails or differs from
+    eager as well, the compiler (not axon's code generator) is at fault and the sample is a skip
+    that says so. A sample that passes while Dynamo has compiled no graph in the pair ran eagerly:
+    a skip, with the graph break's reason.
+    """
+    tol = replace(tol, defaults=COMPILE_TOLERANCES)
+    moved, input_only = axon_sample(sample), axon_sample(sample, move_args=False)  # before any in-place op
+    if not has_axon_tensor(*moved):
+        return Outcome("skip", "sample puts no tensor on axon")
+    cpu_inputs = _copy_tensors((sample.input, tuple(sample.args), sample.kwargs))
+    reference = Float64Reference(op, sample) if tol.sample_dtype in REFERENCE_DTYPES else None
+    try:
+        cpu_out = call(op, sample, (sample.input, sample.args, sample.kwargs))
+    except Exception as e:
+        return Outcome("skip", f"CPU raised: {describe(e)}")
+    check = Check(tol, values=not is_random(op))
+    try:
+        _, axon_out = run_on_axon(op, sample, moved, input_only, compile_call)
+    except Exception as e:
+        inner = getattr(e, "inner_exception", e)
+        reason = unsupported_reason(inner) if isinstance(inner, Exception) else None
+        outcome = Outcome("skip", reason) if reason else Outcome("error", describe_compile_error(e))
+    else:
+        outcome = check_results(cpu_out, axon_out, check, reference and reference.outputs)
+    if outcome.status in ("error", "mismatch"):
+        cpu_problem = cpu_compile_problem(op, sample, cpu_inputs, cpu_out, replace(check, on_axon=False))
+        return Outcome("skip", shorten(cpu_problem)) if cpu_problem else outcome
+    graphs, graph_break = compile_graph_note()
+    if outcome.status == "pass" and not graphs:
+        because = f": {graph_break}" if graph_break else ""
+        return Outcome("skip", shorten(f"Dynamo compiled no graph (the op ran eagerly){because}"))
+    if outcome.status == "pass" and graph_break:
+        notes = [n for n in (outcome.detail, f"graph break: {graph_break}") if n]
+        return Outcome("pass", "; ".join(notes))
+    return outcome
+
+
+def cpu_compile_problem(op, sample, cpu_inputs: tuple, expected: Any, check: Check) -> str | None:
+    """Why the op compiled on the CPU fails (raises, or differs from eager on the CPU), or None.
+
+    A failure that passes through axon's own Python code (its device module is called by
+    ``torch.manual_seed`` on any device, say) is axon's, and gives None.
+    """
+    try:
+        out = compile_call(op, sample, cpu_inputs)
+    except Exception as e:  # unless axon's own code (hooked into torch) fails there as well
+        return None if involves_axon(e) else f"compiled on the CPU too, it fails: {describe_compile_error(e)}"
+    outcome = check_results(expected, out, check, None)
+    return None if outcome.status == "pass" else f"compiled on the CPU too, it differs from eager: {outcome.detail}"
+
+
 # Per mode: the per-sample runner and what the mode compares (for the report).
 SAMPLE_RUNNERS: dict[str, Callable[..., Outcome]] = {
     "eager": run_sample,
     "forward-ad": run_sample_forward_ad,
     "vmap": run_sample_vmap,
+    "compile": run_sample_compile,
 }
 MODE_DESCRIPTIONS = {
     "eager": "each sample's outputs (and, at float32 / float64, input gradients)",
@@ -678,6 +874,10 @@ MODE_DESCRIPTIONS = {
     "both devices): primal and tangent outputs, for OpInfos that support forward AD, at float32 / float64",
     "vmap": "torch.func.vmap of the op over a batch of three inputs (" + VMAP_BATCH_NOTE + ", other arguments "
     "unbatched) on axon against a Python loop on the CPU; a sample whose vmap fails on the CPU as well is a skip",
+    "compile": "the op compiled by torch.compile (Inductor generating OpenCL C, dynamic=False, a fresh Dynamo state "
+    "per pair) on axon against the eager op on the CPU, outputs only, bfloat16 at (2e-2, 2e-2); fallback-pass: "
+    "eager axon ops called from the compiled graph fell back to the CPU; a pair where Dynamo compiles no graph, "
+    "or whose compiled form fails or differs on the CPU as well, is a skip",
 }
 
 
@@ -786,21 +986,23 @@ def guarded_run(op, sample, tol: Tolerance, want_grad: bool, mode: str = "eager"
     try:
         return SAMPLE_RUNNERS[mode](op, sample, tol, want_grad)
     except Exception as e:
-        return Outcome("error", describe(e))
+        return Outcome("error", describe_compile_error(e) if mode == "compile" else describe(e))
 
 
 def run_samples(op, dtype: torch.dtype, max_samples: int, mode: str = "eager") -> list[Outcome]:
     """The outcomes of the first ``max_samples`` samples run in ``mode``, stopping at the first failure.
 
-    Forward AD asks for samples that require grad (they mark the differentiable inputs); vmap for none.
+    Forward AD asks for samples that require grad (they mark the differentiable inputs); vmap and
+    compile (forward only) for none. Compile runs each pair in a fresh Dynamo state.
     """
-    want_grad, tol = wants_grad(op, dtype) and mode != "vmap", Tolerance.for_op(op, dtype)
+    want_grad, tol = wants_grad(op, dtype) and mode not in ("vmap", "compile"), Tolerance.for_op(op, dtype)
     torch.manual_seed(0)
     outcomes = []
-    for sample in guarded_samples(op, dtype, want_grad, max_samples):
-        outcomes.append(sample if isinstance(sample, Outcome) else guarded_run(op, sample, tol, want_grad, mode))
-        if outcomes[-1].status in ("error", "mismatch"):
-            break
+    with compile_pair() if mode == "compile" else contextlib.nullcontext():
+        for sample in guarded_samples(op, dtype, want_grad, max_samples):
+            outcomes.append(sample if isinstance(sample, Outcome) else guarded_run(op, sample, tol, want_grad, mode))
+            if outcomes[-1].status in ("error", "mismatch"):
+                break
     return outcomes
 
 
@@ -915,7 +1117,8 @@ def run_sweep(
 ) -> list[Row]:
     """Sweeps the selected (op, dtype) pairs and returns their rows (checkpointed ones included).
 
-    ``mode``: ``eager`` (the default), ``forward-ad`` or ``vmap``: how each sample runs (SAMPLE_RUNNERS).
+    ``mode``: ``eager`` (the default), ``forward-ad``, ``vmap`` or ``compile``: how each sample runs
+    (SAMPLE_RUNNERS).
 
     ``ops``: OpInfo names (all variants) or ``name.variant`` keys; None for every OpInfo.
     ``checkpoint``: a JSONL file that rows are appended to, and that a rerun resumes from
@@ -1123,11 +1326,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     modes = p.add_mutually_exclusive_group()
     modes.add_argument("--forward-ad", action="store_true", help="forward-mode AD (reports: docs/op-coverage-fwad.*)")
     modes.add_argument("--vmap", action="store_true", help="vmap against a loop (reports: docs/op-coverage-vmap.*)")
+    modes.add_argument("--compile", action="store_true", help="torch.compile, forward (docs/op-coverage-compile.*)")
     return p.parse_args(argv)
 
 
 def _mode(a: argparse.Namespace) -> str:
-    return "forward-ad" if a.forward_ad else "vmap" if a.vmap else "eager"
+    return "forward-ad" if a.forward_ad else "vmap" if a.vmap else "compile" if a.compile else "eager"
 
 
 def _path_or_default(value: str | None, default: Path | None) -> Path | None:
@@ -1144,6 +1348,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     default_dtypes = list(GRAD_DTYPES) if a.forward_ad else list(DTYPES.values())  # forward AD: floats only
     dtypes = a.dtypes or ([torch.float32] if a.fast else default_dtypes)
     checkpoint = _path_or_default(a.checkpoint, None if a.fast else default_paths(_mode(a))[0])
+    if a.compile and not os.environ.get("TORCH_LOGS"):  # graph breaks and recompiles: the report has them
+        import logging
+
+        torch._logging.set_logs(dynamo=logging.ERROR, inductor=logging.ERROR)
     start = time.perf_counter()
     rows = run_sweep(ops, dtypes, a.max_samples, a.limit, a.timeout, checkpoint, a.restart, not a.no_progress, _mode(a))
     if checkpoint is not None:  # the report covers the whole checkpoint, earlier runs' rows too

@@ -104,6 +104,36 @@ Tensor fft_c2r(const Tensor& self, at::IntArrayRef dim, int64_t normalization,
   return normalized(real.contiguous(), normalization, numel);
 }
 
+// The layout PyTorch's meta function gives the op's result (computed on meta tensors, no
+// data): torch.compile plans its buffers from it and checks it, so a result laid out otherwise
+// is copied into that layout.
+template <class Meta>
+Tensor in_meta_layout(const Tensor& self, const Tensor& result, Meta meta) {
+  Tensor expected =
+      meta(at::empty_strided(self.sizes(), self.strides(), self.options().device(at::kMeta)));
+  if (expected.strides() == result.strides()) return result;
+  return at::empty_strided(expected.sizes(), expected.strides(), result.options()).copy_(result);
+}
+
+Tensor fft_c2c_op(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward) {
+  return in_meta_layout(self, fft_c2c(self, dim, normalization, forward), [&](const Tensor& m) {
+    return at::_fft_c2c(m, dim, normalization, forward);
+  });
+}
+
+Tensor fft_r2c_op(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
+  return in_meta_layout(self, fft_r2c(self, dim, normalization, onesided), [&](const Tensor& m) {
+    return at::_fft_r2c(m, dim, normalization, onesided);
+  });
+}
+
+Tensor fft_c2r_op(const Tensor& self, at::IntArrayRef dim, int64_t normalization,
+                  int64_t last_dim_size) {
+  return in_meta_layout(
+      self, fft_c2r(self, dim, normalization, last_dim_size),
+      [&](const Tensor& m) { return at::_fft_c2r(m, dim, normalization, last_dim_size); });
+}
+
 Tensor& into(const Tensor& result, Tensor& out) {
   at::native::resize_output(out, result.sizes());
   return out.copy_(result);
@@ -125,11 +155,11 @@ Tensor& fft_c2r_out(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  m.impl("_fft_c2c", fft_c2c);
+  m.impl("_fft_c2c", fft_c2c_op);
   m.impl("_fft_c2c.out", fft_c2c_out);
-  m.impl("_fft_r2c", fft_r2c);
+  m.impl("_fft_r2c", fft_r2c_op);
   m.impl("_fft_r2c.out", fft_r2c_out);
-  m.impl("_fft_c2r", fft_c2r);
+  m.impl("_fft_c2r", fft_c2r_op);
   m.impl("_fft_c2r.out", fft_c2r_out);
 }
 
