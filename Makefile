@@ -7,8 +7,9 @@ PYTHON ?= python3
 DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclblast-dev \
 	libopenblas-dev ccache make gcc g++
 # expecttest: PyTorch's OpInfo database (the conformance sweep) imports it. transformers: the
-# Hugging Face model tests and the benchmark's BERT / Llama workloads; matplotlib: its charts.
-PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.24.0 matplotlib
+# Hugging Face model tests and the benchmark's BERT / Llama workloads; matplotlib: its charts;
+# torchao: the float8 training test (it declares no dependencies, so torch stays).
+PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.24.0 matplotlib torchao==0.18.0
 # torchvision and timm for the model sweep's torchvision and timm families, in a folder of their
 # own that only the sweep puts on its path: the index's torchvision 0.28.0 is a CUDA build whose
 # C++ operators do not load with the CPU torch, and installed alongside transformers it stops
@@ -21,7 +22,7 @@ MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models
+.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models modules
 
 setup: deps build
 
@@ -32,7 +33,7 @@ deps:
 		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
 		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest, transformers, matplotlib; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
+	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest, transformers, matplotlib, torchao; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
 		$(PYTHON) -m pip install -q $(PY_PACKAGES)
 	@$(MAKE) --no-print-directory model-zoo
 
@@ -68,6 +69,12 @@ coverage: setup
 # MODELS_ARGS="--family timm" selects, MODELS_ARGS=--fresh starts over).
 models: setup
 	$(PYTHON) -m torch_axon.models $(MODELS_ARGS)
+
+# PyTorch's module_db on the CPU and on axon, float32 and float64 (a few minutes; rewrites
+# docs/modules.{md,json}). The OpInfo sweep's other modes: SWEEP_ARGS=--forward-ad, --vmap or
+# --compile with make coverage.
+modules: setup
+	$(PYTHON) -m torch_axon.module_sweep --dtypes float32,float64 $(MODULES_ARGS)
 
 # Axon against PyTorch's CPU backend in one run (several minutes); rewrites docs/benchmarks.md,
 # docs/benchmarks.json and docs/benchmarks/*.png. BENCH_ARGS=--quick checks the suite in a minute.
