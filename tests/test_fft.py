@@ -93,3 +93,25 @@ def test_fnet_style_mixing():
     """FNet mixes tokens with the real part of a 2-d transform over sequence and hidden."""
     h = torch.randn(2, 12, 16)
     close(torch.fft.fftn(h, dim=(-2, -1)).real, torch.fft.fftn(h.to(DEVICE), dim=(-2, -1)).real)
+
+
+@pytest.mark.parametrize(
+    "fn,shape,dtype,kwargs",
+    [
+        (torch.fft.rfft2, (5, 6, 7), torch.float32, {}),
+        (torch.fft.rfft2, (5, 6, 7), torch.float32, {"dim": (0, 2)}),
+        (torch.fft.fft2, (5, 6, 7), torch.complex64, {}),
+        (torch.fft.fft, (5, 6, 7), torch.complex64, {"dim": 0}),
+        (torch.fft.irfft2, (5, 6, 7), torch.complex64, {}),
+        (torch.fft.hfftn, (5, 6, 7), torch.complex64, {}),
+        (torch.fft.ihfft2, (5, 6, 7), torch.float32, {}),
+    ],
+)
+def test_results_are_laid_out_as_on_the_cpu(fn, shape, dtype, kwargs):
+    """Results have the CPU's strides, which PyTorch's fake tensors also expect for axon (so
+    torch.compile plans the right buffers)."""
+    x = torch.randn(*shape, dtype=dtype)
+    out = fn(x.to("axon"), **kwargs)
+    want = fn(x, **kwargs)
+    assert out.stride() == want.stride()
+    torch.testing.assert_close(out.cpu(), want, atol=1e-4, rtol=1e-4)

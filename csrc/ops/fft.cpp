@@ -104,34 +104,75 @@ Tensor fft_c2r(const Tensor& self, at::IntArrayRef dim, int64_t normalization,
   return normalized(real.contiguous(), normalization, numel);
 }
 
-// The layout PyTorch's meta function gives the op's result (computed on meta tensors, no
-// data): torch.compile plans its buffers from it and checks it, so a result laid out otherwise
-// is copied into that layout.
-template <class Meta>
-Tensor in_meta_layout(const Tensor& self, const Tensor& result, Meta meta) {
-  Tensor expected =
-      meta(at::empty_strided(self.sizes(), self.strides(), self.options().device(at::kMeta)));
-  if (expected.strides() == result.strides()) return result;
-  return at::empty_strided(expected.sizes(), expected.strides(), result.options()).copy_(result);
+// ---- the layout of results ----------------------------------------------------------------
+// PyTorch lays an FFT's result out as its CPU (MKL) path does, and its fake tensors expect
+// that layout on every device but CUDA and XPU (torch.compile plans buffers from them and
+// checks them): the untransformed dims outermost, ordered by the input's strides (largest
+// first), then the transformed dims in order, contiguous.
+
+std::vector<int64_t> by_stride(at::IntArrayRef strides, std::vector<int64_t> dims, bool keep_last) {
+  auto end = dims.end() - (keep_last && !dims.empty() ? 1 : 0);
+  std::stable_sort(dims.begin(), end,
+                   [&](int64_t a, int64_t b) { return strides[a] > strides[b]; });
+  return dims;
+}
+
+std::vector<int64_t> result_strides(at::IntArrayRef in_strides, at::IntArrayRef out_sizes,
+                                    const std::vector<int64_t>& dims) {
+  const int64_t ndim = int64_t(out_sizes.size());
+  std::vector<bool> transformed(size_t(ndim), false);
+  for (int64_t d : dims) transformed[size_t(d)] = true;
+  std::vector<int64_t> order;
+  for (int64_t d = 0; d < ndim; d++)
+    if (!transformed[size_t(d)]) order.push_back(d);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return in_strides[a] > in_strides[b]; });
+  order.insert(order.end(), dims.begin(), dims.end());
+  std::vector<int64_t> strides(static_cast<size_t>(ndim));
+  int64_t step = 1;
+  for (int64_t i = ndim - 1; i >= 0; i--) {
+    strides[size_t(order[size_t(i)])] = step;
+    step *= out_sizes[order[size_t(i)]];
+  }
+  return strides;
+}
+
+std::vector<int64_t> wrapped(const Tensor& self, at::IntArrayRef dim) {
+  std::vector<int64_t> dims;
+  for (int64_t d : dim) dims.push_back(c10::maybe_wrap_dim(d, self.dim()));
+  return dims;
+}
+
+Tensor laid_out(const Tensor& result, const std::vector<int64_t>& strides) {
+  if (result.strides() == at::IntArrayRef(strides)) return result;
+  return at::empty_strided(result.sizes(), strides, result.options()).copy_(result);
 }
 
 Tensor fft_c2c_op(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool forward) {
-  return in_meta_layout(self, fft_c2c(self, dim, normalization, forward), [&](const Tensor& m) {
-    return at::_fft_c2c(m, dim, normalization, forward);
-  });
+  Tensor r = fft_c2c(self, dim, normalization, forward);
+  if (dim.empty()) return r;
+  return laid_out(r, result_strides(self.strides(), r.sizes(),
+                                    by_stride(self.strides(), wrapped(self, dim), false)));
 }
 
 Tensor fft_r2c_op(const Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
-  return in_meta_layout(self, fft_r2c(self, dim, normalization, onesided), [&](const Tensor& m) {
-    return at::_fft_r2c(m, dim, normalization, onesided);
-  });
+  Tensor r = fft_r2c(self, dim, normalization, onesided);
+  return laid_out(r, result_strides(self.strides(), r.sizes(),
+                                    by_stride(self.strides(), wrapped(self, dim), true)));
 }
 
 Tensor fft_c2r_op(const Tensor& self, at::IntArrayRef dim, int64_t normalization,
                   int64_t last_dim_size) {
-  return in_meta_layout(
-      self, fft_c2r(self, dim, normalization, last_dim_size),
-      [&](const Tensor& m) { return at::_fft_c2r(m, dim, normalization, last_dim_size); });
+  Tensor r = fft_c2r(self, dim, normalization, last_dim_size);
+  std::vector<int64_t> dims = wrapped(self, dim);
+  // Several dims: the complex transforms of all but the last come first, laid out as above.
+  std::vector<int64_t> in_strides = self.strides().vec();
+  if (dims.size() > 1) {
+    std::vector<int64_t> c2c(dims.begin(), dims.end() - 1);
+    in_strides =
+        result_strides(self.strides(), self.sizes(), by_stride(self.strides(), c2c, false));
+  }
+  return laid_out(r, result_strides(in_strides, r.sizes(), {dims.back()}));
 }
 
 Tensor& into(const Tensor& result, Tensor& out) {
