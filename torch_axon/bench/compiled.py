@@ -47,20 +47,7 @@ def _ln_gelu(device: str, compiled: bool, quick: bool) -> Callable[[], object]:
 
 
 def _mlp_train(device: str, compiled: bool, quick: bool) -> Callable[[], object]:
-    s = models.MLP_SQUARE[quick]
-    model = models._on(device, lambda: models._mlp(s["widths"]))
-    x = models._randn((s["batch"], s["widths"][0]), device)
-    forward = _maybe_compile(model, compiled)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-
-    def step():
-        loss = forward(x).square().mean()
-        loss.backward()
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        return loss.detach()
-
-    return step
+    return models._build_mlp_square(device, quick, lambda m: _maybe_compile(m, compiled))
 
 
 def _gpt_train(device: str, compiled: bool, quick: bool) -> Callable[[], object]:

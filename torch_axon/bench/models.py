@@ -108,15 +108,17 @@ def _build_mlp(device: str, quick: bool) -> Callable[[], object]:
 MLP_SQUARE = {False: {"batch": 128, "widths": (512, 1024, 512)}, True: {"batch": 8, "widths": (32, 64, 32)}}
 
 
-def _build_mlp_square(device: str, quick: bool) -> Callable[[], object]:
+def _build_mlp_square(device: str, quick: bool, wrap: Callable = lambda m: m) -> Callable[[], object]:
+    """``wrap`` turns the model into what the step calls (torch.compile for the compiled rows)."""
     s = MLP_SQUARE[quick]
     model = _on(device, lambda: _mlp(s["widths"]))
     model.train()
+    forward = wrap(model)
     inputs = _randn((s["batch"], s["widths"][0]), device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
 
     def step() -> torch.Tensor:
-        loss = model(inputs).square().mean()
+        loss = forward(inputs).square().mean()
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)

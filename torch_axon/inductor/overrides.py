@@ -82,6 +82,26 @@ def _cast_all(*values: object) -> list[str]:
     return [f"(({ctype})({v}))" if isinstance(v, CSEVariable) else str(v) for v in values]
 
 
+def _float_or_int_fn(float_form: str, int_form: str):
+    """A binary op written one way for floats (operands promoted) and another for integers."""
+
+    def fn(a, b) -> str:
+        if _is_float(a) or _is_float(b):
+            x, y = _cast_all(a, b)
+            return float_form.format(x=x, y=y)
+        return int_form.format(a=a, b=b)
+
+    return staticmethod(fn)
+
+
+def _float_binary_fn(name: str):
+    def fn(a, b) -> str:
+        x, y = _cast_all(a, b)
+        return f"{name}({x}, {y})"
+
+    return staticmethod(fn)
+
+
 def _float_fn(name: str):
     def fn(x: CSEVariable) -> str:
         if _is_float(x):
@@ -174,27 +194,6 @@ class OpenCLOverrides(OpOverrides):
         return OpenCLOverrides.fmod(a, b)
 
     @staticmethod
-    def fmod(a, b) -> str:
-        if _is_float(a) or _is_float(b):
-            x, y = _cast_all(a, b)
-            return f"fmod({x}, {y})"
-        return f"(({a}) % ({b}))"
-
-    @staticmethod
-    def remainder(a, b) -> str:
-        if _is_float(a) or _is_float(b):
-            x, y = _cast_all(a, b)
-            return f"axon_fremainder({x}, {y})"
-        return f"axon_floormod((long)({a}), (long)({b}))"
-
-    @staticmethod
-    def pow(a, b) -> str:
-        if _is_float(a) or _is_float(b):
-            x, y = _cast_all(a, b)
-            return f"pow({x}, {y})"
-        return f"axon_ipow((long)({a}), (long)({b}))"
-
-    @staticmethod
     def maximum(a, b) -> str:
         x, y = _cast_all(a, b)
         if _is_float(a) or _is_float(b):  # NaN wins, as in torch.maximum
@@ -275,26 +274,6 @@ class OpenCLOverrides(OpOverrides):
         return f"(!({a}))"
 
     @staticmethod
-    def atan2(a, b) -> str:
-        x, y = _cast_all(a, b)
-        return f"atan2({x}, {y})"
-
-    @staticmethod
-    def hypot(a, b) -> str:
-        x, y = _cast_all(a, b)
-        return f"hypot({x}, {y})"
-
-    @staticmethod
-    def copysign(a, b) -> str:
-        x, y = _cast_all(a, b)
-        return f"copysign({x}, {y})"
-
-    @staticmethod
-    def nextafter(a, b) -> str:
-        x, y = _cast_all(a, b)
-        return f"nextafter({x}, {y})"
-
-    @staticmethod
     def rand(seed, offset) -> str:
         return f"axon_rand((long)({seed}), (long)({offset}))"
 
@@ -323,5 +302,10 @@ for _name in (
     "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
     "asinh acosh atanh erfc lgamma tgamma"
 ).split():
-    setattr(OpenCLOverrides, _name, _float_fn({"tgamma": "tgamma"}.get(_name, _name)))
+    setattr(OpenCLOverrides, _name, _float_fn(_name))
 OpenCLOverrides.libdevice_exp = _float_fn("exp")
+for _name in ("atan2", "hypot", "copysign", "nextafter"):
+    setattr(OpenCLOverrides, _name, _float_binary_fn(_name))
+OpenCLOverrides.fmod = _float_or_int_fn("fmod({x}, {y})", "(({a}) % ({b}))")
+OpenCLOverrides.remainder = _float_or_int_fn("axon_fremainder({x}, {y})", "axon_floormod((long)({a}), (long)({b}))")
+OpenCLOverrides.pow = _float_or_int_fn("pow({x}, {y})", "axon_ipow((long)({a}), (long)({b}))")
