@@ -262,3 +262,18 @@ def test_hugging_face_compiled_forward_and_training_step(arch):
     for p, q in zip(axon_model.parameters(), model.parameters(), strict=True):
         if q.grad is not None:
             torch.testing.assert_close(p.grad.cpu(), q.grad, atol=1e-4, rtol=1e-3)
+
+
+def test_compiled_code_that_saves_and_restores_the_rng_state():
+    """freeze_rng_state / fork_rng inside compiled code call torch.axon's RNG-state functions:
+    they are native, so Dynamo calls them instead of tracing into them."""
+    from torch.testing._internal.common_utils import freeze_rng_state
+
+    def draw(x):
+        with freeze_rng_state():
+            return torch.bernoulli(x)
+
+    torch._dynamo.reset()
+    x = torch.full((1000,), 0.5, device=DEVICE)
+    out = torch.compile(draw)(x).cpu()
+    assert set(out.unique().tolist()) <= {0.0, 1.0} and 300 < out.sum() < 700

@@ -219,13 +219,11 @@ def initial_seed() -> int:
     return default_generators[current_device()].initial_seed()
 
 
-def get_rng_state(device: Any = None) -> torch.Tensor:
-    """16 bytes: [uint64 seed, int64 offset], the layout CUDA's Philox state ends with."""
-    return default_generators[_get_index(device)].get_state()
-
-
-def set_rng_state(state: torch.Tensor, device: Any = None) -> None:
-    default_generators[_get_index(device)].set_state(state)
+# get_rng_state(device=None) -> 16 bytes [uint64 seed, int64 offset], the layout CUDA's Philox
+# state ends with; set_rng_state(state, device=None). Native functions, not Python: torch.compile
+# of code that saves and restores the state calls them instead of tracing into them.
+get_rng_state = _C.get_rng_state
+set_rng_state = _C.set_rng_state
 
 
 def get_rng_state_all() -> list[torch.Tensor]:

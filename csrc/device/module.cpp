@@ -100,6 +100,17 @@ void copy_kernel(at::Tensor& dst, const at::Tensor& src) {
   check(axon_cast(stream_for(dst), t, t, &d), "copy kernel");
 }
 
+// The device an RNG-state call names: None (the current one), an index, "axon:1" or a
+// torch.device.
+c10::DeviceIndex rng_device(const py::object& device) {
+  if (device.is_none()) return current_device();
+  if (py::isinstance<py::int_>(device)) return c10::DeviceIndex(device.cast<int>());
+  c10::Device d = py::isinstance<py::str>(device) ? c10::Device(device.cast<std::string>())
+                                                  : device.cast<c10::Device>();
+  TORCH_CHECK(d.type() == c10::DeviceType::PrivateUse1, "expected an axon device, got ", d);
+  return d.has_index() ? d.index() : current_device();
+}
+
 }  // namespace
 
 // OpenCL C source from Python: device/source_kernels.cpp.
@@ -155,6 +166,21 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_launch_latency", launch_latency);
   m.def("_copy_kernel", copy_kernel);
+  // The RNG state functions are builtins rather than Python: Dynamo then calls them as they
+  // are (a graph break in the caller) instead of tracing into them, which torch.compile of code
+  // that saves and restores the state (freeze_rng_state, fork_rng) needs.
+  m.def(
+      "get_rng_state",
+      [](const py::object& device) { return default_generator(rng_device(device)).get_state(); },
+      py::arg("device") = py::none());
+  m.def(
+      "set_rng_state",
+      [](const at::Tensor& state, const py::object& device) {
+        at::Generator gen = default_generator(rng_device(device));
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        gen.set_state(state);
+      },
+      py::arg("state"), py::arg("device") = py::none());
   m.def("default_generator", [](int i) {
     return py::reinterpret_steal<py::object>(
         THPGenerator_initDefaultGenerator(default_generator(c10::DeviceIndex(i))));
