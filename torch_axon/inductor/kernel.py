@@ -21,7 +21,7 @@ from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
 
 from .overrides import STORAGE_TYPE, OpenCLOverrides, compute_type, literal
-from .prelude import prelude
+from .prelude import prelude, special_functions
 from .printer import OpenCLExprPrinter
 
 # Placeholder for the kernel's name in generated source; define_kernel gives the real one.
@@ -111,6 +111,7 @@ class OpenCLKernel(SIMDKernel):
         self.signature = ""
         # Index variables of reduced dimensions: computed first thing in each loop step.
         self.loop_indexing = IndentedBuffer()
+        self.uses_special_functions = False  # set by OpenCLOverrides' special functions
 
     # ---- types ----------------------------------------------------------------------------
 
@@ -296,6 +297,8 @@ class OpenCLKernel(SIMDKernel):
         self.signature = "b" * len(self._buffer_args()) + "l" * (len(self.args.sizevars) + len(self._dynamic_numels()))
         code = IndentedBuffer()
         code.splice(prelude())
+        if self.uses_special_functions:
+            code.splice(special_functions())
         code.writeline(f"__kernel void {KERNEL_NAME}({', '.join(params) or 'void'}) {{")
         with code.indent():
             for line in setup:

@@ -309,3 +309,60 @@ for _name in ("atan2", "hypot", "copysign", "nextafter"):
 OpenCLOverrides.fmod = _float_or_int_fn("fmod({x}, {y})", "(({a}) % ({b}))")
 OpenCLOverrides.remainder = _float_or_int_fn("axon_fremainder({x}, {y})", "axon_floormod((long)({a}), (long)({b}))")
 OpenCLOverrides.pow = _float_or_int_fn("pow({x}, {y})", "axon_ipow((long)({a}), (long)({b}))")
+
+
+def _special_fn(template: str):
+    """A special function from kernels/special.cl, computed in float (float64 values refuse:
+    the float definitions would downcast them)."""
+
+    def fn(*args) -> str:
+        if any(getattr(a, "dtype", None) == torch.float64 for a in args):
+            raise NotImplementedError("axon: compiled kernels compute special functions in float32 only so far")
+        V.kernel.uses_special_functions = True
+        return template.format(*(f"((float)({a}))" for a in args))
+
+    return staticmethod(fn)
+
+
+# Inductor's op -> the eager kernel's definition (kernels/special.cl, its ew_* kernels).
+SPECIAL_FUNCTIONS = {
+    "erfinv": "erfinv_of({0})",
+    "ndtri": "ndtri_of({0})",
+    "log_ndtr": "log_ndtr_of({0})",
+    "erfcx": "erfcx_of({0})",
+    "digamma": "digamma_of({0})",
+    "polygamma": "polygamma_of((int){0}, {1})",
+    "zeta": "zeta_of({0}, {1})",
+    "igamma": "igamma_of({0}, {1}, 0)",
+    "igammac": "igamma_of({0}, {1}, 1)",
+    "i0": "bessel_i(0, {0}, 0)",
+    "i0e": "bessel_i(0, {0}, 1)",
+    "i1": "bessel_i(1, {0}, 0)",
+    "i1e": "bessel_i(1, {0}, 1)",
+    "modified_bessel_i0": "bessel_i(0, {0}, 0)",
+    "modified_bessel_i1": "bessel_i(1, {0}, 0)",
+    "modified_bessel_k0": "bessel_k(0, {0}, 0)",
+    "modified_bessel_k1": "bessel_k(1, {0}, 0)",
+    "scaled_modified_bessel_k0": "bessel_k(0, {0}, 1)",
+    "scaled_modified_bessel_k1": "bessel_k(1, {0}, 1)",
+    "bessel_j0": "bessel_j(0, {0})",
+    "bessel_j1": "bessel_j(1, {0})",
+    "bessel_y0": "bessel_y(0, {0})",
+    "bessel_y1": "bessel_y(1, {0})",
+    "airy_ai": "airy_ai_of({0})",
+    "spherical_bessel_j0": "spherical_j0_of({0})",
+    "chebyshev_polynomial_t": "chebyshev_t_of({0}, (long){1})",
+    "chebyshev_polynomial_u": "chebyshev_u_of({0}, (long){1})",
+    "chebyshev_polynomial_v": "chebyshev_v_of({0}, (long){1})",
+    "chebyshev_polynomial_w": "chebyshev_w_of({0}, (long){1})",
+    "shifted_chebyshev_polynomial_t": "chebyshev_t_of({0} + {0} - 1, (long){1})",
+    "shifted_chebyshev_polynomial_u": "chebyshev_u_of({0} + {0} - 1, (long){1})",
+    "shifted_chebyshev_polynomial_v": "chebyshev_v_of({0} + {0} - 1, (long){1})",
+    "shifted_chebyshev_polynomial_w": "chebyshev_w_of({0} + {0} - 1, (long){1})",
+    "hermite_polynomial_h": "hermite_of({0}, (long){1}, 2.0f)",
+    "hermite_polynomial_he": "hermite_of({0}, (long){1}, 1.0f)",
+    "laguerre_polynomial_l": "laguerre_of({0}, (long){1})",
+    "legendre_polynomial_p": "legendre_of({0}, (long){1})",
+}
+for _name, _template in SPECIAL_FUNCTIONS.items():
+    setattr(OpenCLOverrides, _name, _special_fn(_template))

@@ -13,6 +13,16 @@ def prelude() -> str:
     return PRELUDE + "\n" + _C._kernel_file("float_math")
 
 
+@functools.cache
+def special_functions() -> str:
+    """The eager special functions' definitions (kernels/special.cl), in float, without its
+    kernels: only the kernels that call a special function include them (they are long)."""
+    from .. import _C
+
+    stubs = "".join(f"#define {m}(...)\n" for m in ("UNARY", "BINARY", "VUNARY", "VBINARY"))
+    return "typedef float CT;\n#define IS_FLOAT 1\n" + stubs + _C._kernel_file("special")
+
+
 PRELUDE = r"""
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
