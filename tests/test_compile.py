@@ -284,3 +284,27 @@ def test_compiled_code_that_saves_and_restores_the_rng_state():
     x = torch.full((1000,), 0.5, device=DEVICE)
     out = torch.compile(draw)(x).cpu()
     assert set(out.unique().tolist()) <= {0.0, 1.0} and 300 < out.sum() < 700
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"])
+def test_compile_modes_run(mode):
+    """The other modes work on axon (no CUDA graphs, nothing to autotune: they compile as the
+    default mode does)."""
+    torch._dynamo.reset()
+    x = torch.randn(64, 32)
+    fn = torch.compile(lambda t: F.softmax(t * 2, -1).sum(0), mode=mode)
+    for _ in range(2):
+        compare(F.softmax(x * 2, -1).sum(0), fn(x.to(DEVICE)), 1e-5)
+
+
+def test_autocast_inside_compiled_region():
+    torch._dynamo.reset()
+
+    def fn(a, b):
+        with torch.autocast("axon", dtype=torch.bfloat16):
+            return (a @ b).relu()
+
+    a, b = torch.randn(16, 32, device=DEVICE), torch.randn(32, 8, device=DEVICE)
+    out = torch.compile(fn)(a, b)
+    assert out.dtype == torch.bfloat16
+    torch.testing.assert_close(out.float().cpu(), fn(a, b).float().cpu(), atol=1e-2, rtol=1e-2)
