@@ -276,22 +276,29 @@ class Tolerance:
         return {"atol": max(atol, self.declared[0]), "rtol": max(rtol, self.declared[1])}
 
 
+def decorated_for_all_devices(decorators, test_name: str, dtype: torch.dtype, wanted=lambda info: True) -> bool:
+    """Whether one of an OpInfo's / ModuleInfo's DecorateInfos applies to ``test_name`` on every
+    device for this dtype (and, if given, ``wanted(info)`` holds)."""
+    from torch.testing._internal.opinfo.core import DecorateInfo
+
+    return any(
+        isinstance(info, DecorateInfo)
+        and info.test_name == test_name
+        and info.device_type is None
+        and (info.dtypes is None or dtype in info.dtypes)
+        and bool(info.active_if)
+        and wanted(info)
+        for info in decorators
+    )
+
+
 def cpu_comparison_waived(op, dtype: torch.dtype) -> bool:
     """Whether the OpInfo skips or expects to fail PyTorch's own device-vs-CPU test (test_compare_cpu).
 
     PyTorch does that where the values legitimately differ between devices (random, non-unique or
     undefined results): a mismatch there is a skip, not an Axon bug.
     """
-    from torch.testing._internal.opinfo.core import DecorateInfo
-
-    return any(
-        isinstance(info, DecorateInfo)
-        and info.test_name == "test_compare_cpu"
-        and info.device_type is None
-        and (info.dtypes is None or dtype in info.dtypes)
-        and bool(info.active_if)
-        for info in op.decorators
-    )
+    return decorated_for_all_devices(op.decorators, "test_compare_cpu", dtype)
 
 
 def device_supports(dtype: torch.dtype) -> bool:

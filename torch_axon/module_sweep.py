@@ -58,6 +58,7 @@ from torch_axon.conformance import (
     _widen,
     check_results,
     classify,
+    decorated_for_all_devices,
     describe,
     device_supports,
     dtype_name,
@@ -123,20 +124,16 @@ def select_modules(names: Sequence[str] | None = None, limit: int | None = None)
 def parity_waived(module_info, dtype: torch.dtype) -> bool:
     """Whether PyTorch skips or expects to fail its own CPU-vs-device module test (test_cpu_gpu_parity)
     on every device for this dtype: a mismatch there is a skip, as in the OpInfo sweep."""
-    from torch.testing._internal.opinfo.core import DecorateInfo
 
     def skips_or_fails(decorator) -> bool:
         marked = decorator(lambda: None)
         return bool(getattr(marked, "__unittest_skip__", False) or getattr(marked, "__unittest_expecting_failure__", 0))
 
-    return any(
-        isinstance(info, DecorateInfo)
-        and info.test_name == "test_cpu_gpu_parity"
-        and info.device_type is None
-        and (info.dtypes is None or dtype in info.dtypes)
-        and bool(info.active_if)
-        and any(skips_or_fails(d) for d in info.decorators)
-        for info in module_info.decorators
+    return decorated_for_all_devices(
+        module_info.decorators,
+        "test_cpu_gpu_parity",
+        dtype,
+        lambda info: any(skips_or_fails(d) for d in info.decorators),
     )
 
 

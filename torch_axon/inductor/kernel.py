@@ -19,6 +19,7 @@ from torch._inductor.codegen.common import CSE, DeferredLine, IndentedBuffer, Py
 from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel, SIMDScheduling
 from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
+from torch.utils._sympy.value_ranges import ValueRanges
 
 from .overrides import STORAGE_TYPE, OpenCLOverrides, compute_type, literal
 from .prelude import prelude, special_functions
@@ -45,8 +46,6 @@ class TypedCSE(CSE):
         pass  # the declared type comes from each variable's dtype
 
     def newvar(self, bounds=None, dtype=None, shape=None):
-        from torch.utils._sympy.value_ranges import ValueRanges
-
         var = super().newvar(ValueRanges.unknown() if bounds is None else bounds, dtype, shape)
         self._declared_type = compute_type(dtype)
         return var
@@ -160,8 +159,6 @@ class OpenCLKernel(SIMDKernel):
     def _accumulator(self, dtype: torch.dtype, init: str):
         name = f"acc{next(self.accumulators)}"
         self.body.writeline(f"{compute_type(dtype)} {name} = {init};")  # before its loop
-        from torch.utils._sympy.value_ranges import ValueRanges
-
         return V.kernel.create_cse_var(name, ValueRanges.unknown(), dtype)
 
     def _reduction_position(self) -> str:

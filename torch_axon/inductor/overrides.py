@@ -231,11 +231,8 @@ class OpenCLOverrides(OpOverrides):
 
     @staticmethod
     def sigmoid(x) -> str:
-        return (
-            f"(1.0f / (1.0f + exp(-({x}))))"
-            if not getattr(x, "dtype", None) == torch.float64
-            else (f"(1.0 / (1.0 + exp(-({x}))))")
-        )
+        t = "double" if getattr(x, "dtype", None) == torch.float64 else "float"
+        return f"(({t})1 / (({t})1 + exp(-({x}))))"
 
     @staticmethod
     def relu(x) -> str:
