@@ -24,12 +24,13 @@ setup(
     name="torch_axon",
     version="0.1.0",
     description="Any OpenCL device as a first-class PyTorch device",
-    packages=["torch_axon", "torch_axon.bench"],
+    packages=["torch_axon", "torch_axon.bench", "torch_axon.distributed", "torch_axon.inductor", "torch_axon.models"],
     ext_modules=[
         CppExtension(
             "torch_axon._C",
-            # csrc/device/: the device plumbing; csrc/ops/: the op registrations, a file per family.
-            sorted(glob.glob("csrc/device/*.cpp") + glob.glob("csrc/ops/*.cpp")),
+            # csrc/device/: the device plumbing; csrc/ops/: the op registrations, a file per family;
+            # csrc/distributed/: the c10d backend.
+            sorted(glob.glob("csrc/device/*.cpp") + glob.glob("csrc/ops/*.cpp") + glob.glob("csrc/distributed/*.cpp")),
             # kineto/: the profiler plugin's headers (csrc/device/profiler.cpp) include each other by bare name.
             include_dirs=[os.path.join(ROOT, "runtime", "include"), os.path.join(ROOT, "csrc")]
             + [os.path.join(p, "kineto") for p in include_paths() if os.path.isdir(os.path.join(p, "kineto"))],

@@ -15,6 +15,7 @@ def _register() -> None:
     from . import (
         _C,  # noqa: F401  (loads the native kernels and registrations)
         device,
+        distributed,
     )
 
     if torch._C._get_privateuse1_backend_name() != "axon":
@@ -23,6 +24,7 @@ def _register() -> None:
         torch._register_device_module("axon", device)
         torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     _conv_layout_as_eager()
+    distributed.register()
 
 
 def _conv_layout_as_eager() -> None:

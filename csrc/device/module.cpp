@@ -115,6 +115,8 @@ c10::DeviceIndex rng_device(const py::object& device) {
 
 // OpenCL C source from Python: device/source_kernels.cpp.
 void bind_source_kernels(py::module_& m);
+// The c10d backend: distributed/backend.cpp.
+void bind_distributed(py::module_& m);
 
 }  // namespace axon
 
@@ -122,6 +124,7 @@ PYBIND11_MODULE(_C, m) {
   using namespace axon;
   m.doc() = "Axon: OpenCL devices as a PyTorch device (native part)";
   bind_source_kernels(m);
+  bind_distributed(m);
   m.def("device_count", [] { return int(device_count()); });
   m.def("current_device", [] { return int(current_device()); });
   m.def("set_device", [](int i) {
