@@ -1,0 +1,49 @@
+"""Runs a function in several processes, one rank each, as torchrun would: env:// rendezvous on
+127.0.0.1 (MASTER_ADDR/PORT, RANK, WORLD_SIZE, LOCAL_RANK). Each rank checks its own results
+against a single-process computation and raises on a mismatch; the first failure fails the test
+with that rank's traceback."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import torch.multiprocessing as mp
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _rank_main(rank: int, fn, world_size: int, port: int, args: tuple) -> None:
+    os.environ.update(
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+        RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_RANK=str(rank),
+        LOCAL_WORLD_SIZE=str(world_size),
+    )
+    import torch.distributed as dist
+
+    try:
+        fn(rank, world_size, *args)
+    finally:
+        if dist.is_initialized():
+            dist.destroy_process_group()
+
+
+def run_ranks(fn, world_size: int = 2, *args, env: dict | None = None) -> None:
+    """Runs ``fn(rank, world_size, *args)`` in ``world_size`` fresh processes, with ``env`` added
+    to their environment from the start (PoCL reads ``POCL_DEVICES`` when it loads)."""
+    saved = dict(os.environ)
+    os.environ.update(env or {})
+    try:
+        mp.start_processes(
+            _rank_main, args=(fn, world_size, free_port(), args), nprocs=world_size, join=True, start_method="spawn"
+        )
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
