@@ -1,0 +1,1 @@
+"""Small runnable examples of torch.distributed on axon (see train.py)."""
