@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-from . import ceilings, cold_start, compiled, models, ops, pointwise, report
+from . import ceilings, cold_start, collectives, compiled, models, ops, pointwise, report
 from .timing import compare
 
 
@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-pointwise", action="store_true")
     p.add_argument("--skip-cold-start", action="store_true")
     p.add_argument("--skip-compiled", action="store_true", help="no torch.compile rows")
+    p.add_argument("--skip-collectives", action="store_true", help="no torch.distributed rows (collectives.py)")
     p.add_argument("--pointwise-repeats", type=int, default=3, help="samples per backend per pointwise case")
     p.add_argument("--repeats", type=int, default=7, help="samples per backend per operator workload")
     p.add_argument("--model-repeats", type=int, default=3, help="samples per backend per model workload")
@@ -291,6 +292,14 @@ def main(argv: list[str] | None = None) -> int:
     results["compiled"] = [] if args.skip_compiled else run_compiled(args)
     results["fallback_ops"] = torch.axon.fallback_ops()
     results["targets"] = targets(results)
+    if not args.skip_collectives and (not args.only or args.only in "collectives"):
+        # Its own page (a table per group size) beside this one; its targets join this page's.
+        print("collectives (torch.distributed, axon backend vs Gloo):", flush=True)
+        results["collectives"] = collectives.measure(args.quick, ranks=(2,) if args.quick else (2, 4))
+        results["targets"] += results["collectives"]["targets"]
+        page = os.path.join(os.path.dirname(os.path.abspath(args.markdown)), "benchmarks-collectives.md")
+        for path in collectives.write({**results, **results["collectives"], "device": info["name"]}, "", page):
+            print(f"wrote {path}")
     print("targets:")
     for t in results["targets"]:
         print(f"  [{'met' if t['met'] else 'NOT MET'}] {t['target']}: {t['measured']}")
