@@ -118,6 +118,48 @@ def test_compiled_function_matches_eager_cpu(name):
     compare(fn(x), torch.compile(fn)(x.to(DEVICE)), TOLERANCE.get(name, 1e-4))
 
 
+# On CPU devices a work-item reduces in sixteen interleaved lanes, along the reduction (rows) or
+# along the outputs (columns), merged at the end: lengths around multiples of sixteen, ties and
+# NaNs (the arg ops take the first index of the extreme, and the first NaN).
+LANE_REDUCTIONS = {
+    "argmax_rows": lambda x: x.argmax(1),
+    "argmin_rows": lambda x: x.argmin(1),
+    "argmax_cols": lambda x: x.argmax(0),
+    "max_rows_min_cols": lambda x: x.amax(1).sum() + x.amin(0).sum(),
+    "sum_rows_cols": lambda x: x.nan_to_num().sum(1).sum() + x.nan_to_num().sum(0).sum(),
+    "var_rows": lambda x: x.nan_to_num().var(1),
+    "var_cols": lambda x: x.nan_to_num().var(0),
+    "softmax_cols": lambda x: x.nan_to_num().softmax(0),
+    "log_softmax_rows": lambda x: x.nan_to_num().log_softmax(1),
+    "prod_any": lambda x: (x.nan_to_num() * 0.01 + 1).prod(0) + (x > 3).any(0),
+}
+
+
+@pytest.mark.parametrize("shape", [(5, 16), (7, 47), (40, 33), (3, 100)])
+@pytest.mark.parametrize("name", list(LANE_REDUCTIONS))
+def test_reductions_in_lanes(name, shape):
+    torch._dynamo.reset()
+    fn = LANE_REDUCTIONS[name]
+    x = (torch.randn(shape, generator=torch.Generator().manual_seed(1)) * 2).round()  # ties
+    x[1, 3] = x[2, -1] = x[-1, 5] = float("nan")
+    got = torch.compile(fn)(x.to(DEVICE))
+    torch.testing.assert_close(got.cpu(), fn(x), atol=1e-4, rtol=1e-4, equal_nan=True)
+
+
+def test_reductions_in_lanes_of_dynamic_length():
+    """A reduced length only known at run time: whole steps of lanes, then the rest."""
+    torch._dynamo.reset()
+    fn = torch.compile(lambda a: (a.sum(1), a.argmax(1), F.layer_norm(a, (a.shape[1],))))
+    for n in (20, 37, 64):
+        a = (torch.randn(6, n, generator=torch.Generator().manual_seed(n)) * 3).round()
+        on_device = a.to(DEVICE)
+        torch._dynamo.mark_dynamic(on_device, 1)
+        got = fn(on_device)
+        want = (a.sum(1), a.argmax(1), F.layer_norm(a, (n,)))
+        for w, g in zip(want, got, strict=True):
+            torch.testing.assert_close(g.cpu(), w, atol=1e-4, rtol=1e-4)
+
+
 def test_fusion_launches_fewer_kernels_than_eager_ops():
     """A chain of six elementwise ops and a reduction compiles into one generated kernel."""
     torch._dynamo.reset()

@@ -1,22 +1,28 @@
 """Inductor's SIMD kernels as OpenCL C: a work-item per output element (up to three pointwise
 dimensions), reductions as a loop over the reduced elements inside the work-item.
 
-The loop form suits CPU devices (PoCL runs a work-item's loop as plain vectorised code, and no
-work-group barrier is needed) and stays correct on GPUs; a work-group tree reduction for wide
-reductions on GPUs is left for later. Inductor's non-persistent reduction scheme gives each
-reduction its own loop (``codegen_body`` is called once per loop), accumulators live in the
-work-item, and stores of reduced values follow the loop.
+On CPU devices a work-item's reduction runs in sixteen lanes, the inner loop of constant length
+that compilers vectorise (PoCL does not vectorise a work-item's own loop across work-items):
+along the reduction for rows (interleaved accumulators merged after the loop), or along the
+outputs when only they lie contiguous (a work-item reduces sixteen neighbouring columns). On
+GPUs a work-item keeps one lane; a work-group tree reduction for wide reductions there is left
+for later. Inductor's non-persistent reduction scheme gives each reduction its own loop
+(``codegen_body`` is called once per loop); ``codegen_kernel`` lays the loops out.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 from typing import Any
 
 import sympy
 import torch
+from torch._inductor import config
 from torch._inductor.codegen.common import CSE, DeferredLine, IndentedBuffer, PythonPrinter
 from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel, SIMDScheduling
+from torch._inductor.utils import get_fused_kernel_name, sympy_subs
 from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
 from torch.utils._sympy.value_ranges import ValueRanges
@@ -96,6 +102,24 @@ def _type_max(dtype: torch.dtype) -> str:
     return f"(({compute_type(dtype)}){value}{'UL' if dtype == torch.uint64 else 'L'})"
 
 
+@dataclasses.dataclass
+class _Segment:
+    """A piece of a kernel's code (OpenCLKernel.codegen_body)."""
+
+    code: IndentedBuffer
+    looped: bool  # the body of a loop over the reduced elements, or straight code
+    merges: IndentedBuffer  # after the loop, with lanes along the reduction: its lanes merged
+    finished: list[str]  # accumulators of the loops before
+
+
+@functools.cache
+def reduction_lanes(device: int) -> int:
+    """Lanes per work-item reduction (see OpenCLKernel._accumulator): on CPU devices sixteen,
+    a 512-bit vector of floats; on GPUs one, where work-items are the parallelism and more
+    accumulators would only take registers."""
+    return 16 if torch.axon.get_device_properties(device)["is_cpu"] else 1
+
+
 class OpenCLKernel(SIMDKernel):
     overrides = OpenCLOverrides  # type: ignore[assignment]
     suffix = ";"
@@ -111,6 +135,15 @@ class OpenCLKernel(SIMDKernel):
         # Index variables of reduced dimensions: computed first thing in each loop step.
         self.loop_indexing = IndentedBuffer()
         self.uses_special_functions = False  # set by OpenCLOverrides' special functions
+        self.lanes = reduction_lanes(V.graph.get_current_device_or_throw().index or 0)
+        self.lane_merges = IndentedBuffer()  # after the current loop: its lanes merged
+        self.declarations = IndentedBuffer()  # accumulators, before all code
+        self.point_indexing = IndentedBuffer()  # index variables of the output dimensions
+        self.segments: list[_Segment] = []  # the code, in order: loops and straight pieces
+        self.finished: list[str] = []  # accumulators of the loops written so far
+        self.loop_accumulators: list[str] = []  # accumulators of the current loop
+        self.reduced_loads: list[sympy.Expr] = []  # indices loaded in loops, for the lane layout
+        self.x_lanes = False  # set by codegen_kernel: lanes along x rather than the reduction
 
     # ---- types ----------------------------------------------------------------------------
 
@@ -125,6 +158,8 @@ class OpenCLKernel(SIMDKernel):
     def load(self, name: str, index: sympy.Expr):
         var = self.args.input(name)
         index = self.prepare_indexing(index)
+        if self.inside_reduction:
+            self.reduced_loads.append(index)
         dtype = V.graph.get_dtype(name)
         value_dtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
         return self.cse.generate(self.loads, _load_expr(var, self.index_to_str(index), dtype), dtype=value_dtype)
@@ -141,25 +176,48 @@ class OpenCLKernel(SIMDKernel):
             stmt = _store_stmt(var, self.index_to_str(index), value, dtype)
         else:
             raise NotImplementedError(f"axon: store mode {mode} in compiled kernels")
-        line = DeferredLine(name, stmt)
+        line = DeferredLine(name, f"if (xmask) {stmt}")
         (self.compute if self.inside_reduction else self.stores).writeline(line)
 
     def store_reduction(self, name: str, index: sympy.Expr, value: Any) -> None:
         var = self.args.output(name)
         index = self.prepare_indexing(index)
-        self.stores.writeline(
-            DeferredLine(name, _store_stmt(var, self.index_to_str(index), value, V.graph.get_dtype(name)))
-        )
+        stmt = _store_stmt(var, self.index_to_str(index), value, V.graph.get_dtype(name))
+        self.stores.writeline(DeferredLine(name, f"if (xmask) {stmt}"))
 
     def check_bounds(self, expr: sympy.Expr, size: sympy.Expr, lower: bool, upper: bool) -> None:
         """Indirect indices are not checked on the device yet (no error channel back)."""
 
-    # ---- reductions -----------------------------------------------------------------------
+    # ---- reductions ----------------------------------------------------------------------
+    #
+    # A work-item's reduction runs in `self.lanes` interleaved lanes: the reduction loop steps by
+    # `lanes` and an inner loop of constant length runs the body once per lane, each lane with its
+    # own accumulator (arrays `accN_lanes`), merged into `accN` after the loop. The inner loop is
+    # what CPU compilers vectorise (PoCL does not vectorise a work-item's own loop across
+    # work-items): contiguous rows load as vectors, and the lanes' chains (a Welford step's
+    # division, a float sum, which C may not reorder) no longer wait on one another.
 
     def _accumulator(self, dtype: torch.dtype, init: str):
         name = f"acc{next(self.accumulators)}"
-        self.body.writeline(f"{compute_type(dtype)} {name} = {init};")  # before its loop
+        ctype = compute_type(dtype)
+        # Before all code: the merged value (set after its loop) and the lanes.
+        self.declarations.writeline(f"{ctype} {name}, {name}_lanes[{self.lanes}];")
+        self.declarations.writeline(f"for (int lane = 0; lane < {self.lanes}; lane++) {name}_lanes[lane] = {init};")
+        self.loop_accumulators.append(name)
         return V.kernel.create_cse_var(name, ValueRanges.unknown(), dtype)
+
+    def _accumulators(self, count: int, dtype: torch.dtype, init: str) -> tuple:
+        return tuple(self._accumulator(dtype, init) for _ in range(count))
+
+    def _merge_lanes(self, accs: tuple, merge) -> None:
+        """After the loop: accs = lane 0, then merge(accs, lane j's values) for the other lanes
+        (merge gives the statement, as the update of an element does)."""
+        w = self.lane_merges.writeline
+        for acc in accs:
+            w(f"{acc} = {acc}_lanes[0];")
+        if self.lanes > 1:
+            other = [f"{a}_lanes[lane]" for a in accs]
+            w(f"for (int lane = 1; lane < {self.lanes}; lane++) {{ {merge(accs, other)} }}")
 
     def _reduction_position(self) -> str:
         trees = [t for t in self.range_trees if t.is_reduction]
@@ -174,85 +232,106 @@ class OpenCLKernel(SIMDKernel):
         return self.cse.reduction_cache[key]
 
     def _reduction(self, dtype, src_dtype, reduction_type, value):
+        """Accumulators for one reduction; the statement adding an element to the current lane
+        goes in the loop body, the merge of the lanes after the loop."""
         assert self.inside_reduction
         acc_dtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
-        w = self.compute.writeline
         if reduction_type in ("sum", "prod", "xor_sum", "any"):
+            op = {"sum": "{a} + ({v})", "prod": "{a} * ({v})", "xor_sum": "{a} ^ ({v})", "any": "{a} || (({v}) != 0)"}
             init = {"sum": "0", "prod": "1", "xor_sum": "0", "any": "0"}[reduction_type]
-            acc = self._accumulator(acc_dtype, init)
-            op = {
-                "sum": f"{acc} + ({value})",
-                "prod": f"{acc} * ({value})",
-                "xor_sum": f"{acc} ^ ({value})",
-                "any": f"{acc} || (({value}) != 0)",
-            }[reduction_type]
-            w(f"{acc} = {op};")
-            return acc
-        if reduction_type in ("max", "min"):
-            acc = self._accumulator(
-                acc_dtype, _type_min(acc_dtype) if reduction_type == "max" else _type_max(acc_dtype)
-            )
+            accs = self._accumulators(1, acc_dtype, init)
+
+            def update(a, v):
+                return f"{a[0]} = {op[reduction_type].format(a=a[0], v=v[0])};"
+
+        elif reduction_type in ("max", "min"):
+            init = _type_min(acc_dtype) if reduction_type == "max" else _type_max(acc_dtype)
+            accs = self._accumulators(1, acc_dtype, init)
             cmp = ">" if reduction_type == "max" else "<"
-            if acc_dtype.is_floating_point:  # NaN wins and stays
-                w(f"if (!isnan({acc}) && (isnan({value}) || ({value}) {cmp} {acc})) {acc} = {value};")
-            else:
-                w(f"if (({value}) {cmp} {acc}) {acc} = {value};")
-            return acc
-        if reduction_type in ("argmax", "argmin"):
+
+            def update(a, v):
+                better = f"({v[0]}) {cmp} {a[0]}"
+                if acc_dtype.is_floating_point:  # NaN wins and stays
+                    better = f"!isnan({a[0]}) && (isnan({v[0]}) || {better})"
+                return f"{a[0]} = ({better}) ? ({v[0]}) : {a[0]};"
+
+        elif reduction_type in ("argmax", "argmin"):
             src = torch.float32 if src_dtype in (torch.float16, torch.bfloat16) else src_dtype
             best = self._accumulator(src, _type_min(src) if reduction_type == "argmax" else _type_max(src))
-            where = self._accumulator(torch.int64, "-1")
+            accs = (best, self._accumulator(torch.int64, "-1"))
             cmp = ">" if reduction_type == "argmax" else "<"
-            better = f"({value}) {cmp} {best}"
-            if src.is_floating_point:  # the first NaN wins, as in eager
-                better = f"!isnan({best}) && (isnan({value}) || {better})"
-            w(f"if ({where} < 0 || ({better})) {{ {best} = {value}; {where} = {self._reduction_position()}; }}")
-            return where
-        if reduction_type == "welford_reduce":
-            mean, m2, weight = (
-                self._accumulator(torch.float32 if acc_dtype != torch.float64 else acc_dtype, "0") for _ in range(3)
-            )
-            delta = f"d{mean}"
-            w(
-                f"{weight} += 1; {{ {compute_type(mean.dtype)} {delta} = ({value}) - {mean}; "
-                f"{mean} += {delta} / {weight}; {m2} += {delta} * (({value}) - {mean}); }}"
-            )
-            return mean, m2, weight
-        if reduction_type == "welford_combine":
-            v_mean, v_m2, v_weight = value
-            mean, m2, weight = (
-                self._accumulator(torch.float32 if acc_dtype != torch.float64 else acc_dtype, "0") for _ in range(3)
-            )
-            t = compute_type(mean.dtype)
-            w(
-                f"{{ {t} nw = {weight} + ({v_weight}); if (nw > 0) {{ {t} d = ({v_mean}) - {mean}; "
-                f"{t} f = ({v_weight}) / nw; {mean} += d * f; {m2} += ({v_m2}) + d * d * {weight} * f; "
-                f"{weight} = nw; }} }}"
-            )
-            return mean, m2, weight
-        raise NotImplementedError(f"axon: reduction {reduction_type} in compiled kernels")
+
+            def better(a, v):
+                """Whether (value, index) v replaces a: the first NaN wins, then the first
+                extreme. A lane sees its elements in order; merged lanes interleave, so ties
+                go to the lower index."""
+                strictly = f"({v[0]}) {cmp} {a[0]}"
+                same = f"({v[0]}) == {a[0]}"
+                if src.is_floating_point:
+                    strictly = f"(!isnan({a[0]}) && (isnan({v[0]}) || {strictly}))"
+                    same = f"({same} || (isnan({v[0]}) && isnan({a[0]})))"
+                return f"{v[1]} >= 0 && ({a[1]} < 0 || {strictly} || ({same} && {v[1]} < {a[1]}))"
+
+            def update(a, v):
+                take = f"bool take = {better(a, v)};"
+                return f"{{ {take} {a[0]} = take ? ({v[0]}) : {a[0]}; {a[1]} = take ? {v[1]} : {a[1]}; }}"
+
+            value = (value, self._reduction_position())
+        elif reduction_type in ("welford_reduce", "welford_combine"):
+            accs = self._accumulators(3, torch.float64 if acc_dtype == torch.float64 else torch.float32, "0")
+            t = compute_type(accs[0].dtype)
+
+            def update(a, v):
+                """Chan's combination of (mean, m2, weight) v into a."""
+                return (
+                    f"{{ {t} nw = {a[2]} + ({v[2]}); if (nw > 0) {{ {t} d = ({v[0]}) - {a[0]}; "
+                    f"{t} f = ({v[2]}) / nw; {a[0]} += d * f; {a[1]} += ({v[1]}) + d * d * {a[2]} * f; "
+                    f"{a[2]} = nw; }} }}"
+                )
+
+            if reduction_type == "welford_reduce":  # one element: Welford's step
+                m, m2, n = (f"{a}_lanes[lane]" for a in accs)
+                self.compute.writeline(
+                    f"{n} += 1; {{ {t} d = ({value}) - {m}; {m} += d / {n}; {m2} += d * (({value}) - {m}); }}"
+                )
+                self._merge_lanes(accs, update)
+                return accs
+        else:
+            raise NotImplementedError(f"axon: reduction {reduction_type} in compiled kernels")
+        values = value if isinstance(value, tuple) else (value,)
+        self.compute.writeline(update([f"{a}_lanes[lane]" for a in accs], values))
+        self._merge_lanes(accs, update)
+        if reduction_type.startswith("welford"):
+            return accs  # mean, m2, weight
+        return accs[1] if reduction_type in ("argmax", "argmin") else accs[0]  # arg ops: the index
 
     # ---- structure ------------------------------------------------------------------------
 
     def codegen_iteration_ranges_entry(self, entry: IterationRangesEntry) -> None:
         line = f"long {entry.name} = {self.sexpr(self.rename_indexing(entry.expr))};"
         # Entries of a reduced dimension change every loop step: they are computed at the start
-        # of the loop; the others once, before the code that follows.
-        (self.loop_indexing if entry.is_reduction else self.body).writeline(line)
+        # of the loop; the others where the output index is known (codegen_kernel).
+        (self.loop_indexing if entry.is_reduction else self.point_indexing).writeline(line)
 
     def _numel(self, tree: Any) -> str:
         return str(int(tree.numel)) if isinstance(tree.numel, (int, sympy.Integer)) else f"{tree.prefix}numel"
 
     def codegen_body(self) -> None:
+        """Closes the current piece of code: the loop over the reduced elements that the loads
+        and compute so far make (its stores follow it), or straight code. codegen_kernel lays
+        the pieces out once it knows which way lanes run."""
         reduced = [t for t in self.range_trees if t.is_reduction]
         if self.inside_reduction and reduced and (self.loads or self.compute):
-            for tree in reduced:
-                self.body.writeline(f"for (long {tree.name} = 0; {tree.name} < {self._numel(tree)}; {tree.name}++) {{")
-            with self.body.indent():
-                self.body.splice(self.loop_indexing)
-                self.body.splice(self.loads)
-                self.body.splice(self.compute)
-            self.body.writeline("}" * len(reduced))
+            step = IndentedBuffer()
+            step.splice(self.loop_indexing)
+            step.splice(self.loads)
+            step.splice(self.compute)
+            merges = IndentedBuffer()
+            merges.splice(self.lane_merges)
+            self.segments.append(_Segment(step, True, merges, list(self.finished)))
+            self.finished += self.loop_accumulators
+            self.loop_accumulators.clear()
+            self.lane_merges.clear()
             self.loop_indexing.clear()
             # Values of the loop end with it; the accumulators (reduction results) live on.
             self.cse.invalidate(
@@ -265,13 +344,112 @@ class OpenCLKernel(SIMDKernel):
             for node in self.range_tree_nodes.values():
                 if any(node.root is root for root in reduced):
                     node.cache_clear()
+            straight = IndentedBuffer()
         else:
-            self.body.splice(self.loads)
-            self.body.splice(self.compute)
-        self.body.splice(self.stores)
+            straight = IndentedBuffer()
+            straight.splice(self.loads)
+            straight.splice(self.compute)
+        straight.splice(self.stores)
+        if straight.getrawvalue().strip():
+            self.segments.append(_Segment(straight, False, IndentedBuffer(), list(self.finished)))
         self.loads.clear()
         self.compute.clear()
         self.stores.clear()
+
+    def _stride(self, index: sympy.Expr, tree: Any) -> sympy.Expr:
+        """How far `index` moves when the tree's index does, from 0 with the others at 0."""
+        full = sympy_subs(index, {sym: node.expr for sym, node in self.range_tree_nodes.items()})
+        at = {t.symbol(): 0 for t in self.range_trees}
+        return sympy.simplify(sympy_subs(full, {**at, tree.symbol(): 1}) - sympy_subs(full, at))
+
+    def _choose_x_lanes(self) -> bool:
+        """Lanes along x (a work-item reduces `lanes` neighbouring outputs) when the loops load
+        along x contiguously and never along the reduction (column sums, bias gradients); else
+        along the reduction (rows)."""
+        reduced = [t for t in self.range_trees if t.is_reduction]
+        x = [t for t in self.range_trees if t.prefix == "x"]
+        if self.lanes == 1 or len(reduced) != 1 or not x or not self.reduced_loads:
+            return False
+        looped = [i for i, s in enumerate(self.segments) if s.looped]
+        # Values of straight code between loops would be one lane's: those kernels keep lanes
+        # along the reduction.
+        # At least a work-item's lanes of outputs, known when the kernel is written.
+        if not isinstance(x[0].numel, (int, sympy.Integer)) or int(x[0].numel) < self.lanes:
+            return False
+        if not looped or any(not s.looped for s in self.segments[: looped[-1]]):
+            return False
+        strides = [(self._stride(i, reduced[0]), self._stride(i, x[0])) for i in self.reduced_loads]
+        return any(sx == 1 for _, sx in strides) and not any(sr == 1 for sr, _ in strides)
+
+    def _write_reduction_loop(self, out: IndentedBuffer, step: IndentedBuffer) -> None:
+        """The loop over the reduced elements around `step` with lanes along the reduction: whole
+        steps of `lanes` elements, then the rest in lane 0. Several reduced trees (and lanes
+        along x) are nested loops of single elements."""
+        w = out.writeline
+        reduced = [t for t in self.range_trees if t.is_reduction]
+        if len(reduced) > 1 or self.lanes == 1 or self.x_lanes:
+            for tree in reduced:
+                w(f"for (long {tree.name} = 0; {tree.name} < {self._numel(tree)}; {tree.name}++) {{")
+            with out.indent():
+                if not self.x_lanes:
+                    w("const int lane = 0;")
+                out.splice(step)
+            w("}" * len(reduced))
+            return
+        (tree,) = reduced
+        n, lanes, index = self._numel(tree), self.lanes, tree.name
+        static = isinstance(tree.numel, (int, sympy.Integer))
+        whole = str(int(tree.numel) // lanes * lanes) if static else f"({n} / {lanes} * {lanes})"
+        w(f"for (long {index}_base = 0; {index}_base < {whole}; {index}_base += {lanes}) {{")
+        with out.indent():
+            w(f"for (int lane = 0; lane < {lanes}; lane++) {{")
+            with out.indent():
+                w(f"long {index} = {index}_base + lane;")
+                out.splice(step)
+            w("}")
+        w("}")
+        if not static or int(tree.numel) % lanes:
+            w(f"for (long {index} = {whole}; {index} < {n}; {index}++) {{")
+            with out.indent():
+                w("const int lane = 0;")
+                out.splice(step)
+            w("}")
+
+    def _x_lane_step(self, segment: _Segment) -> IndentedBuffer:
+        """One segment's code for one output of a work-item's `lanes` along x: its index, the
+        output dimensions' index variables and the results of the loops before. The last
+        work-item's lanes end at the last output (so loads stay contiguous, with no clamping);
+        the lanes it shares with the work-item before compute again and store nothing."""
+        step = IndentedBuffer()
+        step.writeline(f"for (int lane = 0; lane < {self.lanes}; lane++) {{")
+        with step.indent():
+            step.writeline("long xindex = xbase + lane;")
+            step.writeline("bool xmask = xindex >= xfirst;")
+            step.splice(self.point_indexing)
+            for acc in segment.finished:
+                step.writeline(f"{acc} = {acc}_lanes[lane];")
+            step.splice(segment.code)
+        step.writeline("}")
+        return step
+
+    def _layout(self) -> IndentedBuffer:
+        out = IndentedBuffer()
+        if not self.x_lanes:
+            out.splice(self.point_indexing)
+        out.splice(self.declarations)
+        for segment in self.segments:
+            if self.x_lanes:
+                step = self._x_lane_step(segment)
+                if segment.looped:
+                    self._write_reduction_loop(out, step)
+                else:
+                    out.splice(step)
+            elif segment.looped:
+                self._write_reduction_loop(out, segment.code)
+                out.splice(segment.merges)
+            else:
+                out.splice(segment.code)
+        return out
 
     def _buffer_args(self) -> list[tuple[str, str]]:
         """(outer name, inner name) of every buffer the kernel takes, outputs first."""
@@ -300,12 +478,20 @@ class OpenCLKernel(SIMDKernel):
         with code.indent():
             for line in setup:
                 code.writeline(line)
+            self.x_lanes = self._choose_x_lanes()
             pointwise = [t for t in self.range_trees if not t.is_reduction]
             for dim, tree in enumerate(reversed(pointwise)):  # x is dimension 0
-                code.writeline(f"long {tree.name} = get_global_id({dim});")
-                code.writeline(f"if ({tree.name} >= {self._numel(tree)}) return;")
+                if self.x_lanes and tree.prefix == "x":
+                    code.writeline(f"long xfirst = get_global_id({dim}) * {self.lanes};")
+                    code.writeline(f"if (xfirst >= {self._numel(tree)}) return;")
+                    code.writeline(f"long xbase = min(xfirst, {self._numel(tree)}L - {self.lanes});")
+                else:
+                    code.writeline(f"long {tree.name} = get_global_id({dim});")
+                    code.writeline(f"if ({tree.name} >= {self._numel(tree)}) return;")
+            if not self.x_lanes:
+                code.writeline("const bool xmask = 1;  /* every work-item's output exists */")
             code.splice(self.indexing_code)
-            code.splice(self.body)
+            code.splice(self._layout())
         code.writeline("}")
         return code.getvalue()
 
@@ -318,6 +504,8 @@ class OpenCLKernel(SIMDKernel):
         args += [self.pexpr(t.numel) for t in self._dynamic_numels()]
         pointwise = [t for t in self.range_trees if not t.is_reduction]
         sizes = [self.pexpr(t.numel) for t in reversed(pointwise)] or ["1"]
+        if self.x_lanes:  # a work-item per `lanes` outputs along x
+            sizes[0] = f"-(-({sizes[0]}) // {self.lanes})"
         wrapper.writeline(f"{name}.run([{', '.join(args)}], [{', '.join(sizes)}])")
 
 
@@ -328,7 +516,13 @@ class OpenCLScheduling(SIMDScheduling):
         wrapper = V.graph.wrapper_code
         if src_code in wrapper.src_to_kernel:
             return wrapper.src_to_kernel[src_code]
-        name = f"axon_kernel_{wrapper.next_kernel_suffix()}"
+        # Named after the ops it fuses, as Inductor names Triton kernels (profiles show kernel
+        # names), cut to fit the runtime's 63-character kernel names.
+        fused = ""
+        if config.triton.descriptive_names:
+            fused = get_fused_kernel_name(node_schedule, config.triton.descriptive_names)[:40].rstrip("_")
+        kind = "red" if kernel.inside_reduction else "poi"
+        name = "_".join(part for part in ("axon", kind, fused, wrapper.next_kernel_suffix()) if part)
         wrapper.src_to_kernel[src_code] = name
         source = src_code.replace(f"__kernel void {KERNEL_NAME}(", f"__kernel void {name}(")
         device = V.graph.get_current_device_or_throw()

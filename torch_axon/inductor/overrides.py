@@ -102,11 +102,21 @@ def _float_binary_fn(name: str):
     return staticmethod(fn)
 
 
+def _float_operand(x: CSEVariable) -> str:
+    return str(x) if _is_float(x) else f"(AXON_FLOAT_T)({x})"
+
+
+def _exp(x: CSEVariable, operand: str) -> str:
+    """exp of operand (x, or an expression of x's type): a float's in straight-line code, which
+    vectorises where the library's call does not (axon_exp_float in prelude.py)."""
+    if _is_float(x) and x.dtype != torch.float64:
+        return f"axon_exp_float({operand})"
+    return f"exp({operand if _is_float(x) else f'(AXON_FLOAT_T)({operand})'})"
+
+
 def _float_fn(name: str):
     def fn(x: CSEVariable) -> str:
-        if _is_float(x):
-            return f"{name}({x})"
-        return f"{name}((AXON_FLOAT_T)({x}))"
+        return f"{name}({_float_operand(x)})"
 
     return staticmethod(fn)
 
@@ -230,9 +240,13 @@ class OpenCLOverrides(OpOverrides):
         return f"(isinf({x}) != 0)" if _is_float(x) else "0"
 
     @staticmethod
+    def exp(x) -> str:
+        return _exp(x, str(x))
+
+    @staticmethod
     def sigmoid(x) -> str:
         t = "double" if getattr(x, "dtype", None) == torch.float64 else "float"
-        return f"(({t})1 / (({t})1 + exp(-({x}))))"
+        return f"(({t})1 / (({t})1 + {_exp(x, f'-({x})')}))"
 
     @staticmethod
     def relu(x) -> str:
@@ -296,11 +310,11 @@ class OpenCLOverrides(OpOverrides):
 
 
 for _name in (
-    "exp exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
+    "exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
     "asinh acosh atanh erfc lgamma tgamma"
 ).split():
     setattr(OpenCLOverrides, _name, _float_fn(_name))
-OpenCLOverrides.libdevice_exp = _float_fn("exp")
+OpenCLOverrides.libdevice_exp = OpenCLOverrides.exp
 for _name in ("atan2", "hypot", "copysign", "nextafter"):
     setattr(OpenCLOverrides, _name, _float_binary_fn(_name))
 OpenCLOverrides.fmod = _float_or_int_fn("fmod({x}, {y})", "(({a}) % ({b}))")

