@@ -350,3 +350,15 @@ def test_autocast_inside_compiled_region():
     out = torch.compile(fn)(a, b)
     assert out.dtype == torch.bfloat16
     torch.testing.assert_close(out.float().cpu(), fn(a, b).float().cpu(), atol=1e-2, rtol=1e-2)
+
+
+def test_flex_attention_refused_with_the_reason():
+    """flex_attention is refused on axon, eager or compiled: PyTorch's front end accepts only the
+    devices Inductor has flex templates for (Triton on GPUs, C++ on the CPU), before any of
+    Axon's code runs. The message names the device."""
+    from torch.nn.attention.flex_attention import flex_attention
+
+    torch._dynamo.reset()
+    q, k, v = (torch.randn(1, 2, 16, 8, device=DEVICE) for _ in range(3))
+    with pytest.raises(ValueError, match="FlexAttention is only supported on .* Found input tensors on axon device"):
+        torch.compile(flex_attention)(q, k, v, score_mod=lambda score, b, h, qi, ki: score)
