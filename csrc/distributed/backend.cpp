@@ -305,6 +305,25 @@ class AxonBackend : public c10d::Backend {
   }
 
   void setTimeout(std::chrono::milliseconds timeout) override { gloo_->setTimeout(timeout); }
+
+  // Sub-groups (DeviceMesh's dimensions, new_group after a bound device) split Gloo's group; the
+  // group's name is the prefix Gloo rendezvouses under, so it goes to Gloo too.
+  bool supportsSplitting() const override { return gloo_->supportsSplitting(); }
+  c10::intrusive_ptr<Options> getBackendOptions() override { return gloo_->getBackendOptions(); }
+  c10::intrusive_ptr<Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
+                                    const std::vector<int>& ranks,
+                                    const c10::intrusive_ptr<Options>& opts) override {
+    return wrap(gloo_->split(store, ranks, opts));
+  }
+  c10::intrusive_ptr<Backend> merge(const c10::intrusive_ptr<c10d::Store>& store,
+                                    const c10::intrusive_ptr<Options>& opts, const int& rank,
+                                    const int& size) override {
+    return wrap(gloo_->merge(store, opts, rank, size));
+  }
+  void setGroupUid(const std::string& uid) override {
+    Backend::setGroupUid(uid);
+    gloo_->setGroupUid(uid);
+  }
   void setSequenceNumberForGroup() override { gloo_->setSequenceNumberForGroup(); }
   uint64_t getSequenceNumberForGroup() override { return gloo_->getSequenceNumberForGroup(); }
   void monitoredBarrier(const c10d::BarrierOptions& opts, bool wait_all) override {
@@ -468,6 +487,12 @@ class AxonBackend : public c10d::Backend {
   }
 
  private:
+  static c10::intrusive_ptr<Backend> wrap(c10::intrusive_ptr<Backend> gloo) {
+    if (!gloo) return nullptr;  // this rank is in none of the new groups
+    int rank = gloo->getRank(), size = gloo->getSize();
+    return c10::make_intrusive<AxonBackend>(std::move(gloo), rank, size);
+  }
+
   WorkPtr launch(c10d::OpType type, Staging staging, WorkPtr gloo) {
     auto work = c10::make_intrusive<StagedWork>(getRank(), type, std::vector<WorkPtr>{gloo},
                                                 std::move(staging));
@@ -490,7 +515,11 @@ void bind_distributed(py::module_& m) {
                  c10::intrusive_ptr<c10d::Backend>::reclaim_copy(&gloo), rank, size);
            }),
            py::arg("gloo"), py::arg("rank"), py::arg("size"),
-           "The axon backend over a ProcessGroupGloo of its own (torch_axon/distributed/).");
+           "The axon backend over a ProcessGroupGloo of its own (torch_axon/distributed/).")
+      // torch_axon/distributed/ makes split_group's options from it.
+      .def_property_readonly("_timeout_ms", [](AxonBackend& self) {
+        return self.getBackendOptions()->timeout.count();
+      });
 }
 
 }  // namespace axon

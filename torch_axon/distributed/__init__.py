@@ -30,6 +30,39 @@ def _create_backend(store, rank: int, size: int, timeout):
     return _C.DistributedBackend(gloo, rank, size)
 
 
+def _gloo_devices() -> list:
+    """Gloo's transport devices as its Python constructor picks them: one per interface named in
+    GLOO_SOCKET_IFNAME, else the one the host name resolves to."""
+    import os
+
+    names = [n for n in os.environ.get("GLOO_SOCKET_IFNAME", "").split(",") if n]
+    if names:
+        return [dist.ProcessGroupGloo.create_device(interface=n) for n in names]
+    return [dist.ProcessGroupGloo.create_default_device()]
+
+
+class _SplitOptions(dist.ProcessGroupGloo._Options):
+    """Options of a group split off an axon group (DeviceMesh's dimensions). split_group deep-copies
+    its parent's options, and Gloo's own cannot be copied in torch 2.13 (nor, so, split by
+    split_group): a copy here is new Gloo options with the same timeout."""
+
+    def __deepcopy__(self, memo):
+        return _split_options(self._timeout)
+
+
+def _split_options(timeout) -> _SplitOptions:
+    options = _SplitOptions()
+    options._timeout = timeout
+    options._devices = _gloo_devices()
+    return options
+
+
+def _options(backend) -> _SplitOptions:
+    import datetime
+
+    return _split_options(datetime.timedelta(milliseconds=backend._timeout_ms))
+
+
 def _default_config_has_cpu() -> None:
     """With no backend named, PyTorch's BackendConfig maps only the accelerator's device type;
     add Gloo for the CPU next to axon, as CUDA users get with "cpu:gloo,cuda:nccl"."""
@@ -52,6 +85,9 @@ def register() -> None:
     """Registers the backend once; safe to call again."""
     if not dist.is_available() or not dist.is_gloo_available():
         return
+    from .. import _C
+
+    _C.DistributedBackend.options = property(_options)
     if NAME.upper() not in dist.Backend._plugins:
         # "cpu" too: init_process_group("axon") then serves CPU tensors as well.
         dist.Backend.register_backend(NAME, _create_backend, devices=["cpu", NAME])
