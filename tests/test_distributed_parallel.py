@@ -455,3 +455,58 @@ def test_distributed_checkpoint_changes_world_size(tmp_path):
     run_ranks(_save_fsdp_checkpoint, 2, path)
     run_ranks(_load_into_other_world, 1, path)
     run_ranks(_load_into_other_world, 4, path)
+
+
+# ---- torch.compile with collectives -----------------------------------------------------------
+
+
+def _compiled(rank: int, world: int) -> None:
+    import torch.distributed._functional_collectives as funcol
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    dist.init_process_group(device_id=torch.device(AXON, 0))
+    group = dist.group.WORLD
+
+    # A functional collective inside a compiled function: Inductor calls it between its kernels.
+    @torch.compile
+    def scaled_sum(t):
+        return funcol.all_reduce(t * 2, "sum", group) + 1
+
+    t = torch.arange(6.0, device=AXON) * (rank + 1)
+    expected = torch.arange(6.0) * 2 * sum(range(1, world + 1)) + 1
+    torch.testing.assert_close(scaled_sum(t).cpu(), expected)
+
+    # A compiled DDP model (Dynamo splits the graph at the gradient buckets) and a compiled FSDP2
+    # model train as one process does.
+    torch.manual_seed(0)
+    base = MLP()
+    expected_sgd = reference_training(base, 2)
+    model = DDP(copy.deepcopy(base).to(AXON))
+    compiled = torch.compile(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        x, y = batch(step)
+        nn.functional.mse_loss(compiled(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
+        opt.step()
+        opt.zero_grad()
+    assert_same_parameters(dict(model.module.named_parameters()), expected_sgd, "compiled DDP")
+
+    from torch.distributed.fsdp import fully_shard
+
+    expected_adam, _ = reference_adam(base, 2)
+    model = copy.deepcopy(base).to(AXON)
+    for layer in (model.fc1, model.fc2, model.out):
+        fully_shard(layer)
+    fully_shard(model)
+    compiled = torch.compile(model)
+    opt = torch.optim.Adam(model.parameters(), lr=0.01)
+    for step in range(2):
+        x, y = batch(step)
+        nn.functional.mse_loss(compiled(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
+        opt.step()
+        opt.zero_grad()
+    assert_same_parameters(dict(model.named_parameters()), expected_adam, "compiled FSDP2")
+
+
+def test_compiled_collectives_ddp_and_fsdp2():
+    run_ranks(_compiled, 2)
