@@ -308,6 +308,20 @@ def test_unsupported_reduction_raises():
     run_ranks(_errors, 2)
 
 
+def _bad_input(rank: int, world: int) -> None:
+    dist.init_process_group("axon:axon")  # axon tensors only
+    with pytest.raises(RuntimeError, match="No backend type associated with device type cpu"):
+        dist.all_reduce(torch.ones(3))
+    # Under TORCH_DISTRIBUTED_DEBUG=DETAIL PyTorch compares every collective's shapes across ranks
+    # first (its ProcessGroupWrapper, which wraps the axon backend as it does Gloo and NCCL).
+    with pytest.raises(RuntimeError, match="Detected mismatch between collectives"):
+        dist.all_reduce(torch.ones(3 + rank, device=AXON))
+
+
+def test_wrong_device_and_mismatched_sizes_raise():
+    run_ranks(_bad_input, 2, env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL"})
+
+
 def _timeout(rank: int, world: int) -> None:
     dist.init_process_group("axon", timeout=datetime.timedelta(seconds=3))
     t = torch.ones(4, device=AXON)
