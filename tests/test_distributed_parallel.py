@@ -106,6 +106,15 @@ def _ddp(rank: int, world: int) -> None:
         opt.zero_grad()
     assert_same_parameters(dict(model.module.named_parameters()), expected_accumulated, "DDP no_sync")
 
+    # DDP's runtime statistics come from Axon's timer (csrc/distributed/timer.cpp): DDP samples
+    # them at its 10th iteration.
+    for step in range(10):
+        x, _ = batch(step)
+        model(x.to(AXON)).sum().backward()
+    stats = model._get_ddp_logging_data()
+    for key in ("avg_forward_compute_time", "avg_backward_compute_time", "avg_backward_comm_time"):
+        assert stats.get(key, 0) > 0, (key, stats)
+
 
 def test_ddp():
     run_ranks(_ddp, 2)
