@@ -1,11 +1,20 @@
 """Compiled-mode workloads: each runs as eager Axon, compiled Axon (Inductor generating OpenCL
 C), eager PyTorch CPU and compiled PyTorch CPU (Inductor's C++ backend), in one comparison.
 
-The first calls compile (the timing's warm-up); what is timed is the steady state.
+The first calls compile (the timing's warm-up); what is timed is the steady state. Compile
+times are measured apart (``compile_times``, ``python -m torch_axon.bench.compiled``): the first
+step of a workload in a new process, with empty caches (cold) and again with the caches the
+first process left (warm).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -90,3 +99,64 @@ WORKLOADS: list[CompiledWorkload] = [
         _gpt_train,
     ),
 ]
+
+
+def first_steps(name: str, device: str = "axon") -> dict:
+    """The compiled workload's first step (compiles forward and backward graphs, builds their
+    kernels, runs) and second step, in seconds, in this process."""
+    workload = next(w for w in WORKLOADS if w.name == name)
+    sync = torch.axon.synchronize if device.startswith("axon") else lambda: None
+    t0 = time.perf_counter()
+    step = workload.build(device, True, False)
+    step()
+    sync()
+    t1 = time.perf_counter()
+    step()
+    sync()
+    t2 = time.perf_counter()
+    return {"first_step_s": t1 - t0, "second_step_s": t2 - t1, "compile_s": (t1 - t0) - (t2 - t1)}
+
+
+_CHILD = (
+    "import json, sys, time; t0 = time.perf_counter(); import torch, torch_axon; "
+    "from torch_axon.bench.compiled import first_steps; r = first_steps(sys.argv[1], sys.argv[2]); "
+    "r['process_s'] = time.perf_counter() - t0; print(json.dumps(r))"
+)
+
+
+def compile_times(name: str = "gpt_train", device: str = "axon", timeout: float = 900) -> dict:
+    """Cold and warm compile of a workload: its first steps in a new process whose caches
+    (Inductor's, Axon's kernel cache, PoCL's) are empty folders, then in another new process
+    that finds what the first one left there. ``compile_s`` is the first step less the second
+    (the compile and kernel builds, without the step's own work)."""
+    out = {"name": name, "device": device}
+    with tempfile.TemporaryDirectory(prefix="axon-compile-") as root:
+        env = dict(os.environ)
+        for var, folder in (
+            ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+            ("AXON_CACHE_DIR", "axon"),
+            ("POCL_CACHE_DIR", "pocl"),
+        ):
+            env[var] = os.path.join(root, folder)
+            os.makedirs(env[var])
+        for run in ("cold", "warm"):
+            p = subprocess.run(
+                [sys.executable, "-c", _CHILD, name, device], env=env, capture_output=True, text=True, timeout=timeout
+            )
+            if p.returncode != 0:
+                tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or ["no output"]
+                raise RuntimeError(f"{run} compile of {name} on {device} failed: {tail[0]}")
+            out[run] = json.loads(p.stdout.strip().splitlines()[-1])
+    return out
+
+
+if __name__ == "__main__":
+    for device in sys.argv[1:] or ["axon"]:
+        r = compile_times("gpt_train", device)
+        for run in ("cold", "warm"):
+            c = r[run]
+            print(
+                f"gpt_train on {device}, {run}: first step {c['first_step_s']:.1f} s, "
+                f"second {c['second_step_s']:.2f} s, compile {c['compile_s']:.1f} s, process {c['process_s']:.1f} s",
+                flush=True,
+            )

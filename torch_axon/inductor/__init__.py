@@ -28,9 +28,11 @@ def register() -> dict[str, type]:
 
     from .device_interface import AxonInterface
     from .kernel import OpenCLScheduling
-    from .wrapper import AxonCppWrapperNotSupported, AxonDeviceOpOverrides, AxonWrapperCodegen
+    from .wrapper import AxonCppWrapperNotSupported, AxonDeviceOpOverrides, AxonWrapperCodegen, GeneratorKey
 
-    register_backend_for_device("axon", OpenCLScheduling, AxonWrapperCodegen, AxonCppWrapperNotSupported)
+    register_backend_for_device(
+        "axon", OpenCLScheduling, AxonWrapperCodegen, AxonCppWrapperNotSupported, device_custom_pass=GeneratorKey()
+    )
     register_device_op_overrides("axon", AxonDeviceOpOverrides())
     register_interface_for_device("axon", AxonInterface)
     for index in range(torch.axon.device_count()):

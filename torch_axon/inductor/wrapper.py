@@ -7,14 +7,45 @@ Axon's eager ops for what is not generated) queue in order on it.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import pathlib
+
+import torch
 from torch._inductor.codegen.common import DeviceOpOverrides
 from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+from torch._inductor.custom_graph_pass import CustomGraphModulePass
+
+
+class GeneratorKey(CustomGraphModulePass):
+    """What Inductor's FX graph cache needs to know of Axon's code generator: its key covers
+    torch's sources, and the uuid of each device's custom pass. This pass changes nothing; its
+    uuid is a digest of this package's sources, the kernel files generated kernels include, and
+    the devices (whose kind decides the lanes of reductions), so a cached wrapper never outlives
+    the generator that wrote it."""
+
+    def __call__(self, gm: torch.fx.GraphModule) -> None:
+        pass
+
+    @functools.cache  # noqa: B019 - one instance, registered once
+    def uuid(self) -> str:
+        from .. import _C
+
+        digest = hashlib.sha256()
+        for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
+            digest.update(path.read_bytes())
+        for name in ("float_math", "special"):
+            digest.update(_C._kernel_file(name).encode())
+        for index in range(torch.axon.device_count()):
+            props = torch.axon.get_device_properties(index)
+            digest.update(repr(sorted((k, str(v)) for k, v in props.items())).encode())
+        return digest.hexdigest()
 
 
 class AxonWrapperCodegen(PythonWrapperCodegen):
-    # Inductor's FX graph cache keys on torch's sources, not Axon's: a cached wrapper could
-    # outlive the code generator that wrote it. The kernels themselves stay cached (runtime).
-    supports_caching = False
+    # Inductor's FX graph cache may keep axon wrappers: GeneratorKey puts Axon's generator in
+    # its key. The kernels a cached wrapper holds build through the runtime's program cache.
+    supports_caching = True
 
     @staticmethod
     def create(is_subgraph: bool, subgraph_name: str | None, parent_wrapper=None, partition_signatures=None):
