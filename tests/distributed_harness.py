@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 
 import torch.multiprocessing as mp
 
@@ -18,6 +19,9 @@ def free_port() -> int:
 
 
 def _rank_main(rank: int, fn, world_size: int, port: int, args: tuple) -> None:
+    import faulthandler
+
+    faulthandler.enable(all_threads=True)  # a rank that crashes shows where it was
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
@@ -33,6 +37,11 @@ def _rank_main(rank: int, fn, world_size: int, port: int, args: tuple) -> None:
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
+        # PyTorch's autograd device thread drops its last graph task under the GIL; a rank whose
+        # last act was a backward pass may exit before it could, and a thread that wants the GIL
+        # while the interpreter finalizes aborts the process ("terminate called without an active
+        # exception"). A moment without the GIL lets it finish.
+        time.sleep(0.1)
 
 
 def run_ranks(fn, world_size: int = 2, *args, env: dict | None = None) -> None:
