@@ -136,21 +136,35 @@ def _collective(op: str, nbytes: int, device, world: int):
     return lambda: scatter(part, whole)
 
 
-def _staging(op: str, nbytes: int, device, world: int):
-    """The copies the axon backend adds to the collective, made as it makes them: Gloo's inputs
-    copied out to new host tensors, its outputs copied back into the device tensors."""
+def _staging(op: str, nbytes: int, device, world: int, reuse: bool):
+    """The copies the axon backend adds to the collective, made as it makes them (reuse=False):
+    Gloo's inputs copied out to new host tensors; its outputs, new host tensors too, whose pages
+    fault in as Gloo first writes them (one element written per 4 KiB page stands in for that),
+    copied back into the device tensors. reuse=True uses host buffers kept from call to call
+    instead: what a buffer pool in the backend would save. (Above glibc's mmap threshold, 32 MiB
+    at most, every new tensor is fresh pages from the kernel, freed again with the tensor.)"""
     whole, part = nbytes // 4, nbytes // 4 // world
     read, written = {
         "all_reduce": (whole, whole),
         "all_gather_into_tensor": (part, whole),
         "reduce_scatter_tensor": (whole, part),
     }[op]
-    src = torch.zeros(read, device=device)
-    dst, host = torch.zeros(written, device=device), torch.zeros(written)
+    in_place = op == "all_reduce"  # one host tensor, copied out and back
+    src, host_src = torch.zeros(read, device=device), torch.zeros(read)
+    dst, host_dst = (src, host_src) if in_place else (torch.zeros(written, device=device), torch.zeros(written))
 
     def run():
-        src.to("cpu")
-        dst.copy_(host)
+        if reuse:
+            host_src.copy_(src)
+            dst.copy_(host_dst)
+            return
+        host_in = src.to("cpu")
+        if in_place:
+            host_out = host_in
+        else:
+            host_out = torch.empty(written)
+            host_out[:: 4096 // host_out.element_size()] = 0
+        dst.copy_(host_out)
 
     return run
 
@@ -162,7 +176,8 @@ def _bandwidth(r: _Rank, device, sizes: list[int]) -> list[dict]:
             runs = {
                 "gloo": (_collective(op, nbytes, "cpu", r.world), "cpu"),
                 "axon": (_collective(op, nbytes, device, r.world), str(device)),
-                "staging": (_staging(op, nbytes, device, r.world), str(device)),
+                "staging": (_staging(op, nbytes, device, r.world, reuse=False), str(device)),
+                "staging_reused": (_staging(op, nbytes, device, r.world, reuse=True), str(device)),
             }
             samples = r.compare(runs)
             del runs
@@ -171,15 +186,17 @@ def _bandwidth(r: _Rank, device, sizes: list[int]) -> list[dict]:
                 for label, s in samples.items():
                     median = statistics.median(s)
                     row[label] = {"median_s": median, "samples_s": s}
-                    if label != "staging":
+                    if not label.startswith("staging"):
                         algbw = nbytes / median / 1e9
                         row[label].update(algbw_gbps=algbw, busbw_gbps=algbw * bus_factor(op, r.world))
                 row["ratio"] = row["gloo"]["median_s"] / row["axon"]["median_s"]
                 rows.append(row)
+                extra = row["axon"]["median_s"] - row["gloo"]["median_s"]
                 print(f"  {r.world} ranks {op:23s} {size_label(nbytes):>8s}: busbw gloo "
                       f"{row['gloo']['busbw_gbps']:7.3f} GB/s, axon {row['axon']['busbw_gbps']:7.3f} GB/s, "
-                      f"ratio {row['ratio']:.2f}; staging {row['staging']['median_s'] * 1e3:8.3f} ms of "
-                      f"{(row['axon']['median_s'] - row['gloo']['median_s']) * 1e3:8.3f} ms extra",
+                      f"ratio {row['ratio']:.2f}; extra {extra * 1e3:8.3f} ms,"
+                      f" staging {row['staging']['median_s'] * 1e3:8.3f} ms"
+                      f" ({row['staging_reused']['median_s'] * 1e3:.3f} ms reused)",
                       flush=True)  # fmt: skip
     return rows
 
@@ -344,10 +361,16 @@ def targets(results: dict) -> list[dict]:
     return out
 
 
-def measure(quick: bool = False, ranks: tuple[int, ...] = (2, 4), sample_s: float = 0.2, repeats: int = 5) -> dict:
+def measure(
+    quick: bool = False,
+    ranks: tuple[int, ...] = (2, 4),
+    sample_s: float = 0.2,
+    repeats: int = 5,
+    max_bytes: int | None = None,
+) -> dict:
     """Every figure of the page, as a dict (results["runs"][str(ranks)] for each group size)."""
     config = {
-        "sizes": QUICK_SIZES if quick else SIZES,
+        "sizes": [n for n in (QUICK_SIZES if quick else SIZES) if max_bytes is None or n <= max_bytes],
         "sample_s": 0.02 if quick else sample_s,
         "repeats": 2 if quick else repeats,
         "ddp": True,
@@ -378,8 +401,9 @@ def markdown(results: dict) -> str:
         f" {results['config']['repeats']} samples, each the slowest rank's. Sizes are the whole buffer (NCCL-tests:"
         " all_reduce's tensor, all_gather's output, reduce_scatter's input); busbw = size / time x 2(n-1)/n for"
         " all_reduce, x (n-1)/n for the others. **Ratio = axon's bandwidth / Gloo's.** *Staging* is the time of"
-        " the copies the axon backend adds (device to host of what Gloo reads, host to device of what it writes),"
-        " measured alone on all ranks at once; *extra* is axon's time less Gloo's.",
+        " the copies the axon backend adds (device to host of what Gloo reads, into new host tensors as the backend"
+        " makes them, and host to device of what it writes), measured alone on all ranks at once; *reused host"
+        " buffers*: the same copies into host buffers kept between calls; *extra* is axon's time less Gloo's.",
         "",
         "## Targets",
         "",
@@ -388,6 +412,7 @@ def markdown(results: dict) -> str:
     ]
     for t in results["targets"]:
         lines.append(f"| {t['target']} | {t['measured']} | {'yes' if t['met'] else '**no**'} |")
+    lines += _where_the_time_goes(results)
     for world, run in results["runs"].items():
         lines += [
             "",
@@ -395,15 +420,17 @@ def markdown(results: dict) -> str:
             "",
             f"{run['threads_per_rank']} thread(s) per rank on both sides; PoCL devices `{run['pocl_devices']}`.",
             "",
-            "| op | size | Gloo busbw GB/s | axon busbw GB/s | ratio | Gloo ms | axon ms | extra ms | staging ms |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| op | size | Gloo busbw GB/s | axon busbw GB/s | ratio | Gloo ms | axon ms | extra ms | staging ms "
+            "| staging, reused host buffers ms |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for row in run["bandwidth"]:
             g, a, s = row["gloo"]["median_s"], row["axon"]["median_s"], row["staging"]["median_s"]
+            reused = row["staging_reused"]["median_s"]
             lines.append(
                 f"| {row['op']} | {size_label(row['bytes'])} | {row['gloo']['busbw_gbps']:.3f} "
                 f"| {row['axon']['busbw_gbps']:.3f} | **{row['ratio']:.2f}x** | {g * 1e3:.3f} | {a * 1e3:.3f} "
-                f"| {(a - g) * 1e3:.3f} | {s * 1e3:.3f} |"
+                f"| {(a - g) * 1e3:.3f} | {s * 1e3:.3f} | {reused * 1e3:.3f} |"
             )
         lines += ["", "| all_reduce latency | Gloo us | axon us | axon / Gloo |", "| --- | --- | --- | --- |"]
         for row in run["latency"]:
@@ -432,6 +459,28 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _where_the_time_goes(results: dict) -> list[str]:
+    """From BANDWIDTH_FROM up: how much of axon's time over Gloo's the staging copies account for,
+    and how much of the staging host buffers kept between calls would save (medians over cases)."""
+    lines = []
+    for world, run in results["runs"].items():
+        big = [row for row in run["bandwidth"] if row["bytes"] >= BANDWIDTH_FROM]
+        if not big:
+            continue
+        extra = [row["axon"]["median_s"] - row["gloo"]["median_s"] for row in big]
+        explained = [row["staging"]["median_s"] / e for row, e in zip(big, extra, strict=True) if e > 0]
+        saved = [1 - row["staging_reused"]["median_s"] / row["staging"]["median_s"] for row in big]
+        staging_share = [row["staging"]["median_s"] / row["axon"]["median_s"] for row in big]
+        lines.append(
+            f"- {world} ranks, {size_label(BANDWIDTH_FROM)} and up ({len(big)} cases): the staging copies take"
+            f" {100 * statistics.median(staging_share):.0f}% of axon's time (median) and come to"
+            f" {100 * statistics.median(explained) if explained else float('nan'):.0f}% of its time over Gloo's;"
+            f" copying into host buffers kept between calls instead of new ones takes"
+            f" {100 * statistics.median(saved):.0f}% off the staging."
+        )
+    return ["", "## Where axon's extra time goes", "", *lines] if lines else []
+
+
 def write(results: dict, json_path: str, md_path: str | None) -> list[str]:
     written = []
     for path, text in ((json_path, json.dumps(results, indent=1)), (md_path, markdown(results) if md_path else None)):
@@ -449,6 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
     p.add_argument("--repeats", type=int, default=5, help="samples per backend per case")
     p.add_argument("--sample-s", type=float, default=0.2, help="target length of one sample, seconds")
+    p.add_argument("--max-mib", type=float, help="largest buffer, MiB (default 256)")
     p.add_argument("--json", help="default docs/benchmarks/collectives.json (build/bench-quick/ with --quick)")
     p.add_argument("--markdown", help="default docs/benchmarks-collectives.md (build/bench-quick/ with --quick)")
     args = p.parse_args(argv)
@@ -468,7 +518,8 @@ def main(argv: list[str] | None = None) -> int:
         "machine": machine(),
         "load_average": os.getloadavg(),
     }
-    results.update(measure(args.quick, tuple(args.ranks), args.sample_s, args.repeats))
+    max_bytes = None if args.max_mib is None else int(args.max_mib * MiB)
+    results.update(measure(args.quick, tuple(args.ranks), args.sample_s, args.repeats, max_bytes))
     print("targets:")
     for t in results["targets"]:
         print(f"  [{'met' if t['met'] else 'NOT MET'}] {t['target']}: {t['measured']}")
