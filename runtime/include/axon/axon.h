@@ -184,6 +184,15 @@ AXON_API axon_status_t axon_copy_d2h(void *dst, const void *src, size_t bytes, a
 AXON_API axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes,
                                      axon_stream_t stream);
 
+/* Host access to `bytes` of device memory at `device_ptr`, after the work queued on `stream`
+ * (the call blocks until then): clEnqueueMapBuffer for reading and writing. On CPU-class
+ * devices (native_kernels) the host address is the device memory itself, so the collectives'
+ * staging (csrc/distributed/) needs no copy there; elsewhere the driver may copy. Each mapping
+ * is released with axon_unmap_host, queued on `stream`, before kernels use the memory again. */
+AXON_API axon_status_t axon_map_host(void *device_ptr, size_t bytes, axon_stream_t stream,
+                                     void **host);
+AXON_API axon_status_t axon_unmap_host(void *device_ptr, void *host, axon_stream_t stream);
+
 /* ---- programs -------------------------------------------------------------------------- */
 
 /*
@@ -346,6 +355,42 @@ AXON_API axon_status_t axon_nll_forward(axon_stream_t stream, axon_dtype dtype,
                                         const axon_nll_desc *d);
 AXON_API axon_status_t axon_nll_backward(axon_stream_t stream, axon_dtype dtype,
                                          const axon_nll_desc *d);
+
+/*
+ * Fused scaled-dot-product attention (runtime/src/ops/attention.c): out = softmax(scale q k^T
+ * + mask) v per (batch, head), computed a block of keys at a time with a running maximum and
+ * sum, so the q_len x kv_len scores never exist in memory. q [batch, heads, q_len, head_dim],
+ * k [batch, kv_heads, kv_len, head_dim], v [batch, kv_heads, kv_len, v_head_dim]; heads is a
+ * multiple of kv_heads (grouped-query attention: query head h reads key head h / (heads /
+ * kv_heads)). Strides are in elements for (batch, head, row); the last dimension of every
+ * tensor is contiguous. Storage float32, float16 or bfloat16 (the dtype), computed in float.
+ * head_dim and v_head_dim are at most AXON_ATTENTION_MAX_HEAD_DIM.
+ */
+#define AXON_ATTENTION_MAX_HEAD_DIM 256
+typedef struct axon_attention_desc {
+  int64_t batch, heads, kv_heads, q_len, kv_len, head_dim, v_head_dim;
+  int64_t q_strides[3], k_strides[3], v_strides[3], out_strides[3];
+  int64_t grad_out_strides[3], grad_q_strides[3], grad_k_strides[3], grad_v_strides[3];
+  int64_t mask_strides[4]; /* (batch, head, row, column); 0 along broadcast dimensions */
+  double scale;
+  int is_causal; /* query i sees keys j <= i (top-left aligned, as PyTorch's math path) */
+  const void *q, *k, *v;
+  const void *mask; /* additive, of the dtype; NULL for none */
+  void *out;        /* forward: written; backward: the forward's output */
+  void *lse;        /* float32 [batch, heads, q_len] contiguous: forward writes, backward reads */
+  const void *grad_out;
+  void *grad_q, *grad_k, *grad_v; /* backward: NULL where not wanted */
+  void *grad_mask; /* backward: float32 [batch, heads, q_len, kv_len] contiguous, or NULL */
+  void *delta;     /* backward: float32 [batch, heads, q_len] scratch */
+} axon_attention_desc;
+/* out and lse (log of each row's softmax denominator; -inf for a row whose every key is masked,
+ * whose output is then zero, as PyTorch's _safe_softmax gives). */
+AXON_API axon_status_t axon_attention_forward(axon_stream_t stream, axon_dtype dtype,
+                                              const axon_attention_desc *d);
+/* grad_q, grad_k, grad_v (and grad_mask, the scores' gradient) from grad_out, recomputing the
+ * probabilities from lse. */
+AXON_API axon_status_t axon_attention_backward(axon_stream_t stream, axon_dtype dtype,
+                                               const axon_attention_desc *d);
 
 /* Philox-4x32-10 random numbers: element i of the output depends only on (seed, offset, i). */
 typedef enum axon_random_kind {
