@@ -10,6 +10,10 @@
 // thread through the future's callback, or in the thread that waits), and the work's future
 // carries an event on the stream of that copy: `work.wait()` and `future.wait()` make the waiting
 // stream wait for it. CPU tensors in the same backend go to Gloo as they are.
+//
+// On CPU-class devices the device memory is the host's: Gloo then works in it directly, through
+// host mappings (axon_map_host), and nothing is copied. Elsewhere, and for tensors a mapping
+// cannot stand for (strided, widened, pre-scaled), the backend stages copies.
 #include <torch/csrc/utils/pybind.h>
 #include <torch/extension.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -18,6 +22,8 @@
 #include <mutex>
 #include <utility>
 #include <vector>
+
+#include "axon_glue.h"
 
 namespace axon {
 namespace {
@@ -59,27 +65,45 @@ at::ScalarType reduction_type(at::ScalarType type) {
               " tensors (it has no such type and no wider type holds every value)");
 }
 
-// Host buffers standing in for the collective's tensors, and the copies back that finish it.
+// Whether Gloo may work in this device's memory through a mapping: CPU-class devices.
+bool maps_to_host(c10::Device device) {
+  axon_device_info info{};
+  return axon_device_get_info(device.index(), &info) == AXON_SUCCESS && info.native_kernels;
+}
+
+// Host tensors standing in for the collective's tensors: mappings of their memory, or copies
+// that go back into them when the work finishes.
 class Staging {
  public:
-  explicit Staging(bool reduces) : reduces_(reduces) {}
+  // `may_map`: false where the backend changes an input (PREMUL_SUM scales it) that the caller
+  // does not expect to change.
+  explicit Staging(bool reduces, bool may_map = true) : reduces_(reduces), may_map_(may_map) {}
+  Staging(Staging&&) = default;
+  Staging& operator=(Staging&&) = delete;
+  ~Staging() { release_mappings(/*check=*/false); }
 
   // A tensor Gloo reads.
-  at::Tensor in(const at::Tensor& t) { return gloo_view(host_copy(t)); }
+  at::Tensor in(const at::Tensor& t) { return gloo_view(mappable(t) ? map(t) : host_copy(t)); }
 
   // A tensor Gloo writes: its host buffer is copied into `t` when the work finishes.
   at::Tensor out(const at::Tensor& t) {
-    if (!needs_host(t)) return remember(t, t);
+    outputs_.push_back(t);
+    if (mappable(t)) return gloo_view(map(t));
+    if (!needs_host(t)) return t;
     auto host = at::empty(t.sizes(), t.options().device(at::kCPU).dtype(staged_type(t)));
     return gloo_view(remember(t, host));
   }
 
   // A tensor Gloo reads and writes (the in-place collectives).
-  at::Tensor in_out(const at::Tensor& t) { return gloo_view(remember(t, host_copy(t))); }
+  at::Tensor in_out(const at::Tensor& t) {
+    outputs_.push_back(t);
+    if (mappable(t)) return gloo_view(map(t));
+    return gloo_view(remember(t, host_copy(t)));
+  }
 
-  TensorList in(const TensorList& ts) { return map(ts, &Staging::in); }
-  TensorList out(const TensorList& ts) { return map(ts, &Staging::out); }
-  TensorList in_out(const TensorList& ts) { return map(ts, &Staging::in_out); }
+  TensorList in(const TensorList& ts) { return each(ts, &Staging::in); }
+  TensorList out(const TensorList& ts) { return each(ts, &Staging::out); }
+  TensorList in_out(const TensorList& ts) { return each(ts, &Staging::in_out); }
   std::vector<TensorList> out(const std::vector<TensorList>& lists) {
     std::vector<TensorList> hosts;
     for (const auto& l : lists) hosts.push_back(out(l));
@@ -91,27 +115,48 @@ class Staging {
     return hosts;
   }
 
-  // Copies the host results into the device tensors, on the current stream.
+  // Copies the host results into the device tensors and releases the mappings, on the current
+  // stream.
   void copy_back() {
     for (auto& [device, host] : pairs_)
       if (!device.is_same(host)) device.copy_(host);
+    release_mappings(/*check=*/true);
   }
 
   // The tensors the work's result and future hold: the caller's outputs.
-  TensorList results() const {
-    TensorList r;
-    for (const auto& p : pairs_) r.push_back(p.first);
-    return r;
-  }
+  const TensorList& results() const { return outputs_; }
 
  private:
+  struct Mapping {
+    at::Tensor device;  // keeps the memory alive while Gloo works in it
+    void* host;
+  };
+
+  bool mappable(const at::Tensor& t) const {
+    return may_map_ && on_axon(t) && t.numel() > 0 && t.is_contiguous() &&
+           staged_type(t) == t.scalar_type() && maps_to_host(t.device());
+  }
+  at::Tensor map(const at::Tensor& t) {
+    void* host = nullptr;
+    AXON_CHECK(axon_map_host(t.data_ptr(), t.nbytes(), stream_for(t), &host));
+    mappings_.push_back({t, host});
+    return at::from_blob(host, t.sizes(), t.options().device(at::kCPU));
+  }
+  void release_mappings(bool check) {
+    for (auto& m : mappings_) {
+      auto status = axon_unmap_host(m.device.data_ptr(), m.host, stream_for(m.device));
+      if (check) AXON_CHECK(status);
+    }
+    mappings_.clear();
+  }
+
   bool needs_host(const at::Tensor& t) const {
     return on_axon(t) || !gloo_carries(t.scalar_type());
   }
   at::ScalarType staged_type(const at::Tensor& t) const {
     return reduces_ ? reduction_type(t.scalar_type()) : t.scalar_type();
   }
-  at::Tensor host_copy(const at::Tensor& t) {
+  at::Tensor host_copy(const at::Tensor& t) const {
     if (!needs_host(t)) return t;
     return t.to(t.options().device(at::kCPU).dtype(staged_type(t)), /*non_blocking=*/false,
                 /*copy=*/false, c10::MemoryFormat::Contiguous);
@@ -126,14 +171,17 @@ class Staging {
     pairs_.emplace_back(device, host);
     return host;
   }
-  TensorList map(const TensorList& ts, at::Tensor (Staging::*one)(const at::Tensor&)) {
+  TensorList each(const TensorList& ts, at::Tensor (Staging::*one)(const at::Tensor&)) {
     TensorList hosts;
     for (const auto& t : ts) hosts.push_back((this->*one)(t));
     return hosts;
   }
 
   bool reduces_;
-  std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;
+  bool may_map_;
+  std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;  // (caller's tensor, host copy)
+  std::vector<Mapping> mappings_;
+  TensorList outputs_;  // what Gloo writes, in the caller's order
 };
 
 std::vector<c10::Device> axon_devices(const TensorList& ts) {
@@ -270,6 +318,10 @@ class GroupWork : public c10d::Work {
   std::vector<WorkPtr> works_;
 };
 
+bool premultiplies(const c10d::ReduceOp& op) {
+  return op.op_ == c10d::ReduceOp::PREMUL_SUM;
+}
+
 // PREMUL_SUM as Gloo's SUM of pre-scaled inputs (the host buffers are the backend's own copies,
 // or the caller's CPU tensors, which the in-place all-reduce overwrites anyway).
 c10d::ReduceOp premultiply(const c10d::ReduceOp& op, const TensorList& hosts) {
@@ -337,7 +389,7 @@ class AxonBackend : public c10d::Backend {
   }
 
   WorkPtr allreduce(TensorList& tensors, const c10d::AllreduceOptions& opts) override {
-    Staging s(true);
+    Staging s(true, !premultiplies(opts.reduceOp));
     auto hosts = s.in_out(tensors);
     auto gloo_opts = opts;
     gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
@@ -346,7 +398,7 @@ class AxonBackend : public c10d::Backend {
 
   WorkPtr allreduce_coalesced(TensorList& tensors,
                               const c10d::AllreduceCoalescedOptions& opts) override {
-    Staging s(true);
+    Staging s(true, !premultiplies(opts.reduceOp));
     auto hosts = s.in_out(tensors);
     auto gloo_opts = opts;
     gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
@@ -355,7 +407,9 @@ class AxonBackend : public c10d::Backend {
   }
 
   WorkPtr reduce(TensorList& tensors, const c10d::ReduceOptions& opts) override {
-    Staging s(true);
+    // Copies, never mappings: Gloo's reduce uses every rank's buffer as scratch, and only the
+    // root's tensor may change (as with NCCL).
+    Staging s(true, /*may_map=*/false);
     // Only the root's tensor receives the result, as with NCCL.
     auto hosts = getRank() == opts.rootRank ? s.in_out(tensors) : s.in(tensors);
     auto gloo_opts = opts;
@@ -415,7 +469,7 @@ class AxonBackend : public c10d::Backend {
 
   WorkPtr reduce_scatter(TensorList& outputs, std::vector<TensorList>& inputs,
                          const c10d::ReduceScatterOptions& opts) override {
-    Staging s(true);
+    Staging s(true, !premultiplies(opts.reduceOp));
     auto host_in = s.in(inputs);
     auto host_out = s.out(outputs);
     auto gloo_opts = opts;
@@ -426,7 +480,7 @@ class AxonBackend : public c10d::Backend {
 
   WorkPtr _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                const c10d::ReduceScatterOptions& opts) override {
-    Staging s(true);
+    Staging s(true, !premultiplies(opts.reduceOp));
     auto host_in = s.in(input);
     auto host_out = s.out(output);
     auto gloo_opts = opts;

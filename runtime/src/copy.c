@@ -54,3 +54,27 @@ axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes, axon_strea
   axon_profile_commit(event, AXON_PROFILE_COPY, "copy device->device", stream, bytes);
   return AXON_SUCCESS;
 }
+
+axon_status_t axon_map_host(void *device_ptr, size_t bytes, axon_stream_t stream, void **host) {
+  *host = NULL;
+  cl_mem mem;
+  size_t off;
+  AXON_TRY(copy_target(device_ptr, &stream, &mem, &off));
+  cl_int err = CL_SUCCESS;
+  /* Blocking: the address is needed now, and the mapping waits for the work queued before it. */
+  void *mapped = clEnqueueMapBuffer(stream->queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, off,
+                                    bytes, 0, NULL, NULL, &err);
+  AXON_CL_CHECK(err, "mapping device memory for the host");
+  *host = mapped;
+  return AXON_SUCCESS;
+}
+
+axon_status_t axon_unmap_host(void *device_ptr, void *host, axon_stream_t stream) {
+  cl_mem mem;
+  size_t off;
+  AXON_TRY(copy_target(device_ptr, &stream, &mem, &off));
+  AXON_CL_CHECK(clEnqueueUnmapMemObject(stream->queue, mem, host, 0, NULL, NULL),
+                "unmapping device memory");
+  clFlush(stream->queue);
+  return AXON_SUCCESS;
+}
