@@ -36,6 +36,12 @@ def _native_only():
     assert not used, f"ops fell back to the CPU: {used}"
 
 
+def fused():
+    """The fused kernels whatever the sizes: by default Axon takes them only where the scores would
+    be large (fused_pays in csrc/ops/attention.cpp), and these tests check them on small ones."""
+    return sdpa_kernel(SDPBackend.OVERRIDEABLE)
+
+
 def inputs(b, h, hk, length, kv_len, e, ev, dtype):
     q = torch.randn(b, h, length, e).to(dtype)
     k = torch.randn(b, hk, kv_len, e).to(dtype)
@@ -51,7 +57,8 @@ def check(q, k, v, mask=None, *, grad=True, **kw):
     q, k, v = (t.detach() for t in (q, k, v))
     on_axon = [t.to(DEVICE) for t in (q, k, v)]
     axon_mask = None if mask is None else mask.detach().to(DEVICE)
-    assert torch.ops.aten._fused_sdp_choice(*on_axon, axon_mask, **kw) == OVERRIDEABLE
+    with fused():
+        assert torch.ops.aten._fused_sdp_choice(*on_axon, axon_mask, **kw) == OVERRIDEABLE
     mask_grad = mask is not None and mask.is_floating_point() and mask.requires_grad
     ref_in = [t.double().requires_grad_(grad) for t in (q, k, v)]
     ref_mask = None if mask is None else mask.detach().double() if mask.is_floating_point() else mask
@@ -60,7 +67,8 @@ def check(q, k, v, mask=None, *, grad=True, **kw):
         axon_mask.requires_grad_()
     got_in = [t.requires_grad_(grad) for t in on_axon]
     want = F.scaled_dot_product_attention(*ref_in, attn_mask=ref_mask, **kw)
-    got = F.scaled_dot_product_attention(*got_in, attn_mask=axon_mask, **kw)
+    with fused():
+        got = F.scaled_dot_product_attention(*got_in, attn_mask=axon_mask, **kw)
     assert got.device.type == DEVICE and got.dtype == dtype and got.shape == want.shape
     if grad:
         assert type(got.grad_fn).__name__ == "ScaledDotProductFusedAttentionOverrideableBackward0"
@@ -144,7 +152,8 @@ def test_hugging_face_layout():
     read in place, and the output takes the query's layout as the op's meta function says."""
     q, k, v = (torch.randn(2, n, 4, 32).transpose(1, 2) for n in (11, 13, 13))
     check(q, k, v, is_causal=True)
-    out = F.scaled_dot_product_attention(*(t.to(DEVICE) for t in (q, k, v)))
+    with fused():
+        out = F.scaled_dot_product_attention(*(t.to(DEVICE) for t in (q, k, v)))
     assert out.stride() == q.stride()
 
 
@@ -160,7 +169,8 @@ def test_fully_masked_rows():
         want = F.scaled_dot_product_attention(*ins, attn_mask=mask)
         want.sum().backward()
     got_in = [t.to(DEVICE).requires_grad_() for t in (q, k, v)]
-    got = F.scaled_dot_product_attention(*got_in, attn_mask=mask.to(DEVICE))
+    with fused():
+        got = F.scaled_dot_product_attention(*got_in, attn_mask=mask.to(DEVICE))
     got.sum().backward()
     assert (got[:, :, 3].cpu() == 0).all()
     torch.testing.assert_close(got.cpu(), want)
@@ -171,7 +181,9 @@ def test_fully_masked_rows():
 def test_math_path_remains_for_what_the_kernels_do_not_cover():
     q, k, v = (torch.randn(1, 2, 5, 8, device=DEVICE) for _ in range(3))
     choice = torch.ops.aten._fused_sdp_choice
-    assert choice(q, k, v) == OVERRIDEABLE
+    with fused():
+        assert choice(q, k, v) == OVERRIDEABLE
+    assert choice(q, k, v) == MATH  # small scores: the math path is faster
     assert choice(q, k, v, dropout_p=0.1) == MATH
     assert choice(q.double(), k.double(), v.double()) == MATH
     assert choice(q[0], k[0], v[0]) == MATH  # 3-d
@@ -183,6 +195,21 @@ def test_math_path_remains_for_what_the_kernels_do_not_cover():
         assert choice(q, k, v) == MATH
     # Dropout on the math path still runs (natively) and keeps the shape.
     assert F.scaled_dot_product_attention(q, k, v, dropout_p=0.5).shape == (1, 2, 5, 8)
+
+
+def test_fused_by_default_where_the_scores_would_be_large():
+    """64 MiB of scores without gradients, 1 GiB with them (the math path is faster below)."""
+    choice = torch.ops.aten._fused_sdp_choice
+    q = torch.randn(1, 1, 8192, 8, device=DEVICE)  # 8192 x 8192 scores: 256 MiB
+    assert choice(q, q, q) == OVERRIDEABLE
+    needs_grad = q.clone().requires_grad_()
+    assert choice(needs_grad, q, q) == MATH
+    with torch.no_grad():
+        assert choice(needs_grad, q, q) == OVERRIDEABLE
+    long = torch.randn(2, 2, 2**14, 8, device=DEVICE)  # 4 GiB of scores
+    assert choice(long.requires_grad_(), long, long) == OVERRIDEABLE
+    small = torch.randn(4, 6, 256, 64, device=DEVICE)
+    assert choice(small, small, small) == MATH
 
 
 def test_bad_input_raises():
@@ -240,7 +267,8 @@ def test_compiled_attention_is_one_extern_call():
         out.sum().backward()
         return out
 
-    got, codes = run_and_get_code(step)
+    with fused():
+        got, codes = run_and_get_code(step)
     torch.testing.assert_close(got.cpu(), want, atol=2e-5, rtol=2e-5)
     for w, a in zip(want_in, got_in, strict=True):
         torch.testing.assert_close(a.grad.cpu(), w.grad, atol=5e-5, rtol=5e-5)

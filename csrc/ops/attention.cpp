@@ -126,13 +126,30 @@ bool fused_fits(const Tensor& q, const Tensor& k, const Tensor& v,
   return true;
 }
 
+// Whether the fused kernels beat the math path for these sizes. The math path materialises the
+// batch x heads x q_len x kv_len scores (and, when training, their softmax for the backward) and
+// runs them through the matrix-product and softmax kernels; on a CPU device that is faster than
+// the fused kernels' per-row loops until the scores get large (measured on PoCL, 2 cores: the
+// forward breaks even near 1k x 1k per head, the fused backward stays about 2x slower), so the
+// fused path is taken where it saves memory that matters: scores of more than 64 MiB without
+// gradients (where it is also faster) and of more than 1 GiB with them.
+bool fused_pays(const Tensor& q, const Tensor& k, const Tensor& v) {
+  const c10::SymInt scores = q.sym_size(0) * q.sym_size(1) * q.sym_size(2) * k.sym_size(2);
+  const bool training =
+      at::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  const int64_t limit_bytes = training ? (int64_t(1) << 30) : (int64_t(64) << 20);
+  return scores * int64_t(sizeof(float)) > limit_bytes;
+}
+
 int64_t fused_sdp_choice(const Tensor& q, const Tensor& k, const Tensor& v,
                          const std::optional<Tensor>& mask, double dropout_p, bool is_causal,
                          std::optional<double> scale, bool enable_gqa) {
   (void)is_causal, (void)scale;  // both handled by the kernels
-  // sdpa_kernel(...) without OVERRIDEABLE turns the fused path off.
-  if (at::globalContext().userEnabledOverrideableSDP() &&
-      fused_fits(q, k, v, mask, dropout_p, enable_gqa))
+  auto& context = at::globalContext();
+  // sdpa_kernel(...) without OVERRIDEABLE turns the fused path off; without MATH, on whatever
+  // the sizes.
+  if (context.userEnabledOverrideableSDP() && fused_fits(q, k, v, mask, dropout_p, enable_gqa) &&
+      (!context.userEnabledMathSDP() || fused_pays(q, k, v)))
     return static_cast<int64_t>(sdp::SDPBackend::overrideable);
   return static_cast<int64_t>(sdp::SDPBackend::math);
 }
