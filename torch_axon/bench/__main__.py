@@ -298,7 +298,11 @@ def main(argv: list[str] | None = None) -> int:
         results["collectives"] = collectives.measure(args.quick, ranks=(2,) if args.quick else (2, 4))
         results["targets"] += results["collectives"]["targets"]
         page = os.path.join(os.path.dirname(os.path.abspath(args.markdown)), "benchmarks-collectives.md")
-        for path in collectives.write({**results, **results["collectives"], "device": info["name"]}, "", page):
+        for path in collectives.write(
+            {**results, **results["collectives"], "device": info["name"], "maps_to_host": info["native_kernels"]},
+            "",
+            page,
+        ):
             print(f"wrote {path}")
     print("targets:")
     for t in results["targets"]:

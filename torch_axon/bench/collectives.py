@@ -3,7 +3,8 @@
 For 2 and 4 ranks (one process each, ``torch.multiprocessing`` spawn, env:// rendezvous on
 127.0.0.1), each rank joins one process group ``cpu:gloo,axon:axon`` (``init_process_group()``
 with no backend on axon): CPU tensors go to Gloo as it is, axon tensors to the axon backend, which
-stages them through host buffers and runs the same Gloo algorithms. Measured, interleaved
+hands them to the same Gloo algorithms (through host mappings on CPU-class devices, else staged
+through host copies). Measured, interleaved
 (Gloo, axon, Gloo, axon, ...):
 
 - all_reduce, all_gather_into_tensor and reduce_scatter_tensor of float32, 1 KiB .. 256 MiB in
@@ -11,9 +12,11 @@ stages them through host buffers and runs the same Gloo algorithms. Measured, in
   all_gather's output, reduce_scatter's input), algbw = size / time, busbw = algbw * 2(n-1)/n for
   all_reduce and algbw * (n-1)/n for the other two;
 - small all_reduce latency (4 bytes, 1 KiB);
-- what axon's staging alone costs at each size (the device-to-host copy of what Gloo reads, the
-  host-to-device copy of what it writes, made as the backend makes them), beside axon's time
-  less Gloo's: where the difference comes from;
+- what staging alone costs at each size (the device-to-host copy of what Gloo reads, the
+  host-to-device copy of what it writes, made as the backend makes them where it stages: devices
+  whose memory is not the host's, strided or pre-scaled tensors), and into host buffers kept
+  between calls; beside axon's time less Gloo's. On CPU-class devices (PoCL; the device's
+  ``native_kernels``) the backend maps the tensors instead and copies nothing;
 - at 2 ranks, DDP training of a small MLP: steps/s on axon against the CPU with Gloo, and the
   same steps without gradient synchronisation (``no_sync``), which leaves the communication's
   share of a step.
@@ -397,13 +400,20 @@ def markdown(results: dict) -> str:
         "",
         "Each group size ran in its own processes (one per rank, 127.0.0.1), in one process group"
         " `cpu:gloo,axon:axon`: the same collective on CPU tensors (Gloo as it is) and on axon tensors (the axon"
-        " backend: host staging around the same Gloo algorithms), samples alternating; times are medians of"
+        " backend around the same Gloo algorithms: "
+        + (
+            "this device is CPU-class, so Gloo works in the axon tensors through host mappings"
+            if results.get("maps_to_host")
+            else "this device's memory is not the host's, so the backend stages host copies"
+        )
+        + "), samples alternating; times are medians of"
         f" {results['config']['repeats']} samples, each the slowest rank's. Sizes are the whole buffer (NCCL-tests:"
         " all_reduce's tensor, all_gather's output, reduce_scatter's input); busbw = size / time x 2(n-1)/n for"
-        " all_reduce, x (n-1)/n for the others. **Ratio = axon's bandwidth / Gloo's.** *Staging* is the time of"
-        " the copies the axon backend adds (device to host of what Gloo reads, into new host tensors as the backend"
-        " makes them, and host to device of what it writes), measured alone on all ranks at once; *reused host"
-        " buffers*: the same copies into host buffers kept between calls; *extra* is axon's time less Gloo's.",
+        " all_reduce, x (n-1)/n for the others. **Ratio = axon's bandwidth / Gloo's.** *Extra* is axon's time less"
+        " Gloo's. *Staging* is what the copies cost where the backend stages (devices whose memory is not the"
+        " host's; strided, widened or pre-scaled tensors): device to host of what Gloo reads into new host tensors"
+        " and host to device of what it writes, as the backend makes them, measured alone on all ranks at once;"
+        " *reused host buffers*: the same copies into host buffers kept between calls.",
         "",
         "## Targets",
         "",
@@ -460,23 +470,21 @@ def markdown(results: dict) -> str:
 
 
 def _where_the_time_goes(results: dict) -> list[str]:
-    """From BANDWIDTH_FROM up: how much of axon's time over Gloo's the staging copies account for,
-    and how much of the staging host buffers kept between calls would save (medians over cases)."""
+    """From BANDWIDTH_FROM up: axon's time over Gloo's, what staged copies would add, and what host
+    buffers kept between calls would save of them (medians over cases)."""
     lines = []
     for world, run in results["runs"].items():
         big = [row for row in run["bandwidth"] if row["bytes"] >= BANDWIDTH_FROM]
         if not big:
             continue
-        extra = [row["axon"]["median_s"] - row["gloo"]["median_s"] for row in big]
-        explained = [row["staging"]["median_s"] / e for row, e in zip(big, extra, strict=True) if e > 0]
+        extra = [row["axon"]["median_s"] / row["gloo"]["median_s"] - 1 for row in big]
+        staging = [row["staging"]["median_s"] / row["gloo"]["median_s"] for row in big]
         saved = [1 - row["staging_reused"]["median_s"] / row["staging"]["median_s"] for row in big]
-        staging_share = [row["staging"]["median_s"] / row["axon"]["median_s"] for row in big]
         lines.append(
-            f"- {world} ranks, {size_label(BANDWIDTH_FROM)} and up ({len(big)} cases): the staging copies take"
-            f" {100 * statistics.median(staging_share):.0f}% of axon's time (median) and come to"
-            f" {100 * statistics.median(explained) if explained else float('nan'):.0f}% of its time over Gloo's;"
-            f" copying into host buffers kept between calls instead of new ones takes"
-            f" {100 * statistics.median(saved):.0f}% off the staging."
+            f"- {world} ranks, {size_label(BANDWIDTH_FROM)} and up ({len(big)} cases, medians): axon takes"
+            f" {100 * statistics.median(extra):+.0f}% of Gloo's time over it. Staged copies would add"
+            f" {100 * statistics.median(staging):.0f}% of Gloo's time; host buffers kept between calls instead"
+            f" of new ones would take {100 * statistics.median(saved):.0f}% off them."
         )
     return ["", "## Where axon's extra time goes", "", *lines] if lines else []
 
@@ -515,6 +523,8 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m torch_axon.bench.collectives " + " ".join(argv if argv is not None else sys.argv[1:]),
         "torch": torch.__version__,
         "device": torch.axon.get_device_name(0),
+        # What the backend does with axon tensors here: maps them (CPU-class devices) or stages.
+        "maps_to_host": bool(torch.axon.get_device_properties(0).get("native_kernels")),
         "machine": machine(),
         "load_average": os.getloadavg(),
     }
