@@ -506,7 +506,9 @@ class OpenCLKernel(SIMDKernel):
         sizes = [self.pexpr(t.numel) for t in reversed(pointwise)] or ["1"]
         if self.x_lanes:  # a work-item per `lanes` outputs along x
             sizes[0] = f"-(-({sizes[0]}) // {self.lanes})"
-        wrapper.writeline(f"{name}.run([{', '.join(args)}], [{', '.join(sizes)}])")
+        # The grid is a tuple: the runtime keys its prepared launches by it (a constant tuple when
+        # the sizes are static).
+        wrapper.writeline(f"{name}.run([{', '.join(args)}], ({', '.join(sizes)},))")
 
 
 class OpenCLScheduling(SIMDScheduling):

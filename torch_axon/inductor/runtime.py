@@ -7,6 +7,7 @@ import functools
 import hashlib
 import os
 import tempfile
+from collections.abc import Callable
 
 import torch
 
@@ -37,13 +38,29 @@ def group_size(device: int, items: int) -> int:
     return group
 
 
+def _skip(args: list) -> None:
+    """The launch of an empty grid: nothing to run."""
+
+
 class AxonKernel:
+    """One generated kernel. A launch costs Python a dictionary lookup and a call: the first
+    launch of each grid builds the program and keeps a ``functools.partial`` of ``_C._launch``
+    with everything but the arguments bound (program, name, device, global size rounded up to
+    whole groups, group size, signature), so deriving them is done once: a launch of the chain
+    relu(a * b + c) * 0.5 at 1e4 floats took 6.7 us from Python, 5.1 now, the cost of
+    ``_C._launch`` alone. Static grids are constant tuples in the wrapper; dynamic ones add an
+    entry per size."""
+
+    # Dynamic shapes could add an entry per distinct size; past this many the cache restarts.
+    MAX_GRIDS = 64
+
     def __init__(self, name: str, signature: str, device: int, source: str) -> None:
         self.name = name
         self.signature = signature
         self.device = device
         self.source = source
         self._program: int | None = None
+        self._launches: dict[tuple, Callable[[list], None]] = {}
 
     def _build(self) -> int:
         try:
@@ -65,12 +82,28 @@ class AxonKernel:
             f.write("\n/* build log:\n" + log.replace("*/", "* /") + "\n*/\n")
         return path
 
-    def run(self, args: list, global_size: list[int]) -> None:
-        sizes = [int(n) for n in global_size]
+    def _launcher(self, grid: tuple) -> Callable[[list], None]:
+        sizes = [int(n) for n in grid]
         if any(n <= 0 for n in sizes):
-            return
-        if self._program is None:
-            self._program = self._build()
-        group = group_size(self.device, sizes[0])
-        sizes[0] = -(-sizes[0] // group) * group
-        _C._launch(self._program, self.name, self.device, sizes, [group] + [1] * (len(sizes) - 1), self.signature, args)
+            launch = _skip
+        else:
+            if self._program is None:
+                self._program = self._build()
+            group = group_size(self.device, sizes[0])
+            sizes[0] = -(-sizes[0] // group) * group
+            local = [group] + [1] * (len(sizes) - 1)
+            launch = functools.partial(_C._launch, self._program, self.name, self.device, sizes, local, self.signature)
+        if len(self._launches) >= self.MAX_GRIDS:
+            self._launches.clear()
+        self._launches[grid] = launch
+        return launch
+
+    def run(self, args: list, grid: tuple | list) -> None:
+        """Launches on the current stream of the device (``_C._launch`` looks it up in C++) over
+        `grid`, the work-items along each dimension, x first."""
+        if type(grid) is not tuple:
+            grid = tuple(grid)
+        launch = self._launches.get(grid)
+        if launch is None:
+            launch = self._launcher(grid)
+        launch(args)
