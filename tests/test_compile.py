@@ -170,6 +170,40 @@ def test_fusion_launches_fewer_kernels_than_eager_ops():
     assert metrics.generated_kernel_count == 1
 
 
+def test_exp_tails_match_cpu():
+    """Generated exp (straight-line arithmetic) within 2 ulp of float64 exp rounded to float,
+    through its tails: overflow, subnormal results, and zero below -104 (masked softmax's
+    e^-inf) from a zero factor rather than an underflowing product."""
+    torch._dynamo.reset()
+    tails = [-float("inf"), float("inf"), float("nan"), -1e30, -200.0, -104.5, -104.0, -103.97, -103.9]
+    tails += [-100.0, -95.0, -90.0, -87.5, -87.3, -20.0, 0.0, 20.0, 88.0, 88.7, 89.0, 100.0]
+    x = torch.cat([torch.tensor(tails), torch.linspace(-110, 90, 4001)])
+    got = torch.compile(torch.exp)(x.to(DEVICE)).cpu()
+    torch.testing.assert_close(got, torch.exp(x.double()).float(), rtol=2.5e-7, atol=3e-45, equal_nan=True)
+
+
+def test_masked_softmax_matches_cpu():
+    """Causal attention as the math path decomposes it under compile (a masked _safe_softmax,
+    whose masked scores are e^-inf), forward and backward, against CPU."""
+    torch._dynamo.reset()
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 3, 40, 16, generator=gen) for _ in range(3))
+
+    def attend(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    with torch.nn.attention.sdpa_kernel(torch.nn.attention.SDPBackend.MATH):
+        want = attend(q, k, v)
+        qa, ka, va = (t.to(DEVICE).requires_grad_() for t in (q, k, v))
+        got = torch.compile(attend)(qa, ka, va)
+        compare(want, got)
+        got.sum().backward()
+    qc, kc, vc = (t.clone().requires_grad_() for t in (q, k, v))
+    attend(qc, kc, vc).sum().backward()
+    for cpu, dev in ((qc, qa), (kc, ka), (vc, va)):
+        compare(cpu.grad, dev.grad)
+
+
 def test_dynamic_shapes_recompile_once():
     """The second distinct size recompiles into a size-generic kernel; later sizes reuse it."""
     torch._dynamo.reset()
