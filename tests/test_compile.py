@@ -170,6 +170,25 @@ def test_fusion_launches_fewer_kernels_than_eager_ops():
     assert metrics.generated_kernel_count == 1
 
 
+def test_generator_key_stays_registered():
+    """Axon's custom pass (its generator's digest in Inductor's FX graph cache key) survives
+    Inductor's PrivateUse1 registration hook, which registers the device again without it."""
+    from torch._inductor.codegen.common import custom_backend_passes, init_backend_registration
+
+    from torch_axon.inductor.wrapper import GeneratorKey
+
+    torch.compile(lambda x: x + 1)(torch.ones(2, device=DEVICE))
+    init_backend_registration()
+    assert isinstance(custom_backend_passes["axon"], GeneratorKey)
+
+
+def test_cpp_wrapper_refused_with_the_reason():
+    torch._dynamo.reset()
+    with torch._inductor.config.patch(cpp_wrapper=True), pytest.raises(Exception, match="C\\+\\+ wrapper"):
+        torch.compile(lambda x: x + 2)(torch.ones(3, device=DEVICE))
+    torch._dynamo.reset()
+
+
 def test_exp_tails_match_cpu():
     """Generated exp (straight-line arithmetic) within 2 ulp of float64 exp rounded to float,
     through its tails: overflow, subnormal results, and zero below -104 (masked softmax's

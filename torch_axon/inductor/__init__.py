@@ -18,9 +18,15 @@ import functools
 
 
 @functools.cache
-def register() -> dict[str, type]:
+def register() -> dict[str, type | None]:
     """Registers axon with Inductor and Dynamo; returns the codegen classes by the names the
-    PrivateUse1 hook asks for."""
+    PrivateUse1 hook (``init_backend_registration``) asks for, except the C++ wrapper's, which
+    answers None. The hook asks for the names, which registers Axon here, and then registers
+    what they answered again, without a custom pass: ``GeneratorKey`` would be dropped and
+    Inductor's FX graph cache would serve wrappers from an older generator (stale kernels,
+    found when a faster ``exp`` did not show). A None answer makes the hook give up (it
+    catches the RuntimeError ``_get_custom_mod_func`` raises), so this registration stands,
+    C++ wrapper refusal included."""
     import torch
     from torch._dynamo.device_interface import register_interface_for_device
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
@@ -40,6 +46,6 @@ def register() -> dict[str, type]:
     return {
         "Scheduling": OpenCLScheduling,
         "PythonWrapperCodegen": AxonWrapperCodegen,
-        "CppWrapperCodegen": AxonCppWrapperNotSupported,
+        "CppWrapperCodegen": None,  # registered above; see the docstring
         "WrapperFxCodegen": WrapperFxCodegen,
     }

@@ -71,6 +71,10 @@ class AxonDeviceOpOverrides(DeviceOpOverrides):
 class AxonCppWrapperNotSupported:
     """Inductor's C++ wrapper (cpp_wrapper=True, AOTInductor) has no axon form yet."""
 
+    # Inductor reads this before it creates a wrapper; without it the refusal below was an
+    # AttributeError.
+    supports_caching = False
+
     @staticmethod
     def create(*args, **kwargs):
         raise NotImplementedError("axon: Inductor's C++ wrapper (cpp_wrapper / AOTInductor) is not supported yet")
