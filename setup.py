@@ -8,7 +8,7 @@ import glob
 import os
 import subprocess
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension, include_paths
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
@@ -24,7 +24,7 @@ setup(
     name="torch_axon",
     version="0.1.0",
     description="Any OpenCL device as a first-class PyTorch device",
-    packages=["torch_axon", "torch_axon.bench", "torch_axon.distributed", "torch_axon.inductor", "torch_axon.models"],
+    packages=find_packages(include=["torch_axon", "torch_axon.*"]),
     ext_modules=[
         CppExtension(
             "torch_axon._C",

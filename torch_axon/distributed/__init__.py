@@ -96,7 +96,9 @@ def register() -> None:
 
 def local_device() -> torch.device:
     """The axon device of this process under torchrun: ``axon:LOCAL_RANK`` when the machine shows
-    that many devices (PoCL with ``POCL_DEVICES``, several GPUs), else ``axon:0``, shared."""
+    that many devices (PoCL with ``POCL_DEVICES``, several GPUs), else ``axon:0``, shared.
+    Make it the current device too (``torch.axon.set_device``), as with CUDA: FSDP2 and others
+    allocate on the current device."""
     import os
 
     local_rank = int(os.environ.get("LOCAL_RANK", "0"))
