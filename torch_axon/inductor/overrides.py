@@ -17,6 +17,11 @@ from torch._inductor.codegen.common import CSEVariable, IndentedBuffer, OpOverri
 from torch._inductor.utils import get_bounds_index_expr
 from torch._inductor.virtualized import V, ops
 
+from .printer import OpenCLExprPrinter
+
+# Index values used as data (OpenCLOverrides.index_expr), printed in 64 bits.
+_WIDE = OpenCLExprPrinter("long", widen=True)
+
 # The C type a value of each dtype is computed in.
 COMPUTE_TYPE = {
     torch.bool: "bool",
@@ -146,7 +151,9 @@ class OpenCLOverrides(OpOverrides):
 
     @staticmethod
     def index_expr(expr: sympy.Expr, dtype: torch.dtype) -> str:
-        index = V.kernel.index_to_str(V.kernel.prepare_indexing(expr))
+        # In 64 bits whatever the kernel's index type: a value made of indices (x0 * 100000)
+        # may pass 2^31 where every index stays under it.
+        index = _WIDE.doprint(V.kernel.rename_indexing(V.kernel.prepare_indexing(expr)))
         var = V.kernel.cse.generate(V.kernel.compute, index, bounds=get_bounds_index_expr(expr), dtype=torch.int64)
         return ops.to_dtype(var, dtype)
 

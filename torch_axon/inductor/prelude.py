@@ -38,6 +38,14 @@ inline long axon_floormod(long a, long b) {
   long r = a % b;
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
+inline int axon_floordiv_int(int a, int b) {
+  int q = a / b;
+  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+inline int axon_floormod_int(int a, int b) {
+  int r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
 inline long axon_labs(long a) {
   return a < 0 ? -a : a;
 }

@@ -1,37 +1,65 @@
 """Index and size expressions (sympy) printed as OpenCL C.
 
-Indices are 64-bit (``long``) everywhere: a kernel never overflows an index, whatever Inductor
-would have chosen for a 32-bit device, and sizes arrive as ``long`` arguments.
+A kernel's index arithmetic is 32-bit (``int``) where Inductor proves it fits (the kernel's
+``_index_dtype``, as for Triton), else 64-bit (``long``); sizes arrive as ``long`` arguments.
+Index values used as data (``index_expr``: arange, masks built from positions) are printed in
+64 bits whatever the kernel's index type (``widen``), as Inductor means them.
 """
 
 from __future__ import annotations
 
 import sympy
 from sympy.printing.precedence import PRECEDENCE
+from torch.utils._sympy.functions import FloorDiv
 from torch.utils._sympy.printers import ExprPrinter
 
 
+def _truncation_floors(x: sympy.Expr, div: sympy.Expr) -> bool:
+    """Whether C's truncating / and % give Python's floor division and modulo: a numerator
+    known non-negative (index variables are) over a positive divisor. They are cheaper than
+    the sign-correcting helpers, and compilers vectorise them by constants."""
+    return bool(x.is_nonnegative) and bool(div.is_positive)
+
+
 class OpenCLExprPrinter(ExprPrinter):
-    """sympy -> OpenCL C. Integer division floors (Python's semantics), as Inductor means it."""
+    """sympy -> OpenCL C. Integer division floors (Python's semantics), as Inductor means it.
+    `index_type` is the C type index arithmetic runs in; `widen` prints every symbol as a
+    ``long`` so that values computed from indices cannot overflow an ``int``."""
+
+    def __init__(self, index_type: str = "long", widen: bool = False) -> None:
+        super().__init__()
+        self.index_type = index_type
+        self.widen = widen
+        suffix = "" if index_type == "long" else f"_{index_type}"
+        self.floordiv, self.floormod = f"axon_floordiv{suffix}", f"axon_floormod{suffix}"
+
+    def _print_Symbol(self, expr: sympy.Symbol) -> str:
+        name = super()._print_Symbol(expr)
+        return f"((long){name})" if self.widen else name
+
+    def _div(self, x: sympy.Expr, div: sympy.Expr, op: str) -> str:
+        t, xs, ds = self.index_type, self.doprint(x), self.doprint(div)
+        if _truncation_floors(x, div):
+            return f"(({t})({xs}) {op} ({t})({ds}))"
+        return f"{self.floordiv if op == '/' else self.floormod}(({t})({xs}), ({t})({ds}))"
 
     def _print_FloorDiv(self, expr: sympy.Expr) -> str:
-        x, div = (self.doprint(a) for a in expr.args)
         if expr.is_integer:
-            return f"axon_floordiv((long)({x}), (long)({div}))"
+            return self._div(*expr.args, "/")
+        x, div = (self.doprint(a) for a in expr.args)
         return f"(floor({x}) / ({div}))"
 
     def _print_ModularIndexing(self, expr: sympy.Expr) -> str:
         x, div, mod = expr.args
-        x = self.doprint(x)
         if div != 1:
-            x = f"axon_floordiv((long)({x}), (long)({self.doprint(div)}))"
-        return f"axon_floormod((long)({x}), (long)({self.doprint(mod)}))"
+            x = FloorDiv(x, div)  # stays non-negative with x
+        return self._div(x, mod, "%")
 
     def _print_CleanDiv(self, expr: sympy.Expr) -> str:
         return self._print_FloorDiv(expr)
 
     def _print_min_max(self, expr: sympy.Expr, fn: str) -> str:
-        args = [f"(long)({self.doprint(a)})" for a in expr.args]
+        args = [f"({self.index_type})({self.doprint(a)})" for a in expr.args]
         result = args[0]
         for arg in args[1:]:
             result = f"{fn}({result}, {arg})"
@@ -89,8 +117,7 @@ class OpenCLExprPrinter(ExprPrinter):
         return self.doprint(expr.args[0])
 
     def _print_PythonMod(self, expr: sympy.Expr) -> str:
-        x, m = (self.doprint(a) for a in expr.args)
-        return f"axon_floormod((long)({x}), (long)({m}))"
+        return self._div(*expr.args, "%")
 
     def _print_FloatPow(self, expr: sympy.Expr) -> str:
         x, y = (self.doprint(a) for a in expr.args)
