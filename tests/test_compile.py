@@ -189,6 +189,25 @@ def test_cpp_wrapper_refused_with_the_reason():
     torch._dynamo.reset()
 
 
+def test_index_arithmetic_in_32_bits_where_it_fits():
+    """Kernels whose elements and buffers fit index in 32 bits (permutes with division and
+    modulo), while index values used as data stay 64-bit (x0 * 10^9 passes 2^31)."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    x = torch.randn(4, 6, 10, 7)
+
+    def permuted(x):
+        return x.permute(2, 0, 3, 1).contiguous() * 2 + x.transpose(1, 2).reshape(10, 4, 7, 6).permute(0, 1, 2, 3)
+
+    got, (code,) = run_and_get_code(torch.compile(permuted), x.to(DEVICE))
+    compare(permuted(x), got)
+    assert "int xindex" in code
+    big = torch.compile(lambda n: n + torch.arange(8, device=n.device) * 1_000_000_000)
+    n = torch.arange(8)
+    assert torch.equal(big(n.to(DEVICE)).cpu(), n + torch.arange(8) * 1_000_000_000)
+
+
 def test_exp_tails_match_cpu():
     """Generated exp (straight-line arithmetic) within 2 ulp of float64 exp rounded to float,
     through its tails: overflow, subnormal results, and zero below -104 (masked softmax's
