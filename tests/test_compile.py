@@ -208,6 +208,28 @@ def test_index_arithmetic_in_32_bits_where_it_fits():
     assert torch.equal(big(n.to(DEVICE)).cpu(), n + torch.arange(8) * 1_000_000_000)
 
 
+def test_pointwise_lanes_match_cpu():
+    """Flat pointwise kernels run in lanes on CPU devices (a work-item's loop over neighbouring
+    elements; the last work-item's lanes end at the last element and store only their own):
+    gelu's backward on a size that is no multiple of the lanes, against CPU."""
+    from torch._inductor.utils import run_and_get_code
+
+    torch._dynamo.reset()
+    x = torch.randn(1001, generator=torch.Generator().manual_seed(0), requires_grad=True)
+
+    def gelu_grad(x):
+        return torch.autograd.grad(F.gelu(x).sum(), x)[0]
+
+    want = gelu_grad(x)
+    xa = x.detach().to(DEVICE).requires_grad_()
+    got, codes = run_and_get_code(torch.compile(lambda x: F.gelu(x) * 1), xa)
+    compare(F.gelu(x.detach()), got.detach())
+    got.sum().backward()
+    compare(want, xa.grad)
+    if torch.axon.get_device_properties(0)["is_cpu"]:
+        assert "xfirst" in codes[0]
+
+
 def test_exp_tails_match_cpu():
     """Generated exp (straight-line arithmetic) within 2 ulp of float64 exp rounded to float,
     through its tails: overflow, subnormal results, and zero below -104 (masked softmax's
