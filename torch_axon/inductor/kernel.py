@@ -4,10 +4,11 @@ dimensions), reductions as a loop over the reduced elements inside the work-item
 On CPU devices a work-item's reduction runs in sixteen lanes, the inner loop of constant length
 that compilers vectorise (PoCL does not vectorise a work-item's own loop across work-items):
 along the reduction for rows (interleaved accumulators merged after the loop), or along the
-outputs when only they lie contiguous (a work-item reduces sixteen neighbouring columns). On
-GPUs a work-item keeps one lane; a work-group tree reduction for wide reductions there is left
-for later. Inductor's non-persistent reduction scheme gives each reduction its own loop
-(``codegen_body`` is called once per loop); ``codegen_kernel`` lays the loops out.
+outputs when only they lie contiguous (a work-item reduces sixteen neighbouring columns), as
+flat pointwise kernels do (sixteen neighbouring elements a work-item). On GPUs a work-item
+keeps one lane; a work-group tree reduction for wide reductions there is left for later.
+Inductor's non-persistent reduction scheme gives each reduction its own loop (``codegen_body``
+is called once per loop); ``codegen_kernel`` lays the loops out.
 """
 
 from __future__ import annotations
