@@ -6,6 +6,7 @@ on one machine (distributed_harness.run_ranks)."""
 from __future__ import annotations
 
 import copy
+import functools
 
 import torch
 import torch.distributed as dist
@@ -36,6 +37,24 @@ def batch(step: int, size: int = 8):
 
 def shard(t: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     return t.chunk(world)[rank]
+
+
+SGD = functools.partial(torch.optim.SGD, lr=0.1)
+ADAM = functools.partial(torch.optim.Adam, lr=0.01)
+
+
+def train(forward, parameters, optimizer, steps: int, rank: int = 0, world: int = 1, clip: bool = False):
+    """Steps of training on this rank's share of each batch (all of it in one process)."""
+    parameters = list(parameters)
+    opt = optimizer(parameters)
+    for step in range(steps):
+        x, y = batch(step)
+        nn.functional.mse_loss(forward(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
+        if clip:
+            nn.utils.clip_grad_norm_(parameters, 0.05)
+        opt.step()
+        opt.zero_grad()
+    return opt
 
 
 def reference_training(model: nn.Module, steps: int, accumulate: int = 1) -> nn.Module:
@@ -82,12 +101,7 @@ def _ddp(rank: int, world: int) -> None:
     }
     for what, (module, options) in variants.items():
         model = DDP(copy.deepcopy(module).to(AXON), **options)
-        opt = torch.optim.SGD(model.parameters(), lr=0.1)
-        for step in range(steps):
-            x, y = batch(step)
-            nn.functional.mse_loss(model(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
-            opt.step()
-            opt.zero_grad()
+        train(model, model.parameters(), SGD, steps, rank, world)
         assert_same_parameters(dict(model.module.named_parameters()), expected, f"DDP {what}")
 
     # no_sync: the first micro-batch's gradients stay local, the second's step averages both.
@@ -130,28 +144,12 @@ def fsdp_training(base: nn.Module, rank: int, world: int, steps: int, clip: bool
     for layer in (model.fc1, model.fc2, model.out):
         fully_shard(layer, **shard_options)
     fully_shard(model, **shard_options)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    for step in range(steps):
-        x, y = batch(step)
-        nn.functional.mse_loss(model(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
-        if clip:
-            nn.utils.clip_grad_norm_(model.parameters(), 0.05)
-        opt.step()
-        opt.zero_grad()
-    return model, opt
+    return model, train(model, model.parameters(), ADAM, steps, rank, world, clip)
 
 
 def reference_adam(base: nn.Module, steps: int, clip: bool = False) -> nn.Module:
     model = copy.deepcopy(base).to(AXON)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    for step in range(steps):
-        x, y = batch(step)
-        nn.functional.mse_loss(model(x.to(AXON)), y.to(AXON)).backward()
-        if clip:
-            nn.utils.clip_grad_norm_(model.parameters(), 0.05)
-        opt.step()
-        opt.zero_grad()
-    return model, opt
+    return model, train(model, model.parameters(), ADAM, steps, clip=clip)
 
 
 def _fsdp(rank: int, world: int) -> None:
@@ -491,13 +489,7 @@ def _compiled(rank: int, world: int) -> None:
     base = MLP()
     expected_sgd = reference_training(base, 2)
     model = DDP(copy.deepcopy(base).to(AXON))
-    compiled = torch.compile(model)
-    opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    for step in range(2):
-        x, y = batch(step)
-        nn.functional.mse_loss(compiled(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
-        opt.step()
-        opt.zero_grad()
+    train(torch.compile(model), model.parameters(), SGD, 2, rank, world)
     assert_same_parameters(dict(model.module.named_parameters()), expected_sgd, "compiled DDP")
 
     from torch.distributed.fsdp import fully_shard
@@ -507,13 +499,7 @@ def _compiled(rank: int, world: int) -> None:
     for layer in (model.fc1, model.fc2, model.out):
         fully_shard(layer)
     fully_shard(model)
-    compiled = torch.compile(model)
-    opt = torch.optim.Adam(model.parameters(), lr=0.01)
-    for step in range(2):
-        x, y = batch(step)
-        nn.functional.mse_loss(compiled(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
-        opt.step()
-        opt.zero_grad()
+    train(torch.compile(model), model.parameters(), ADAM, 2, rank, world)
     assert_same_parameters(dict(model.named_parameters()), expected_adam, "compiled FSDP2")
 
 

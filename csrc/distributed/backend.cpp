@@ -419,28 +419,25 @@ class AxonBackend : public c10d::Backend {
 
   WorkPtr allgather(std::vector<TensorList>& outputs, TensorList& inputs,
                     const c10d::AllgatherOptions& opts) override {
-    Staging s(false);
-    auto host_in = s.in(inputs);
-    auto host_out = s.out(outputs);
-    return launch(c10d::OpType::ALLGATHER, std::move(s), gloo_->allgather(host_out, host_in, opts));
+    return move_data(c10d::OpType::ALLGATHER, inputs, outputs, [&](auto& host_out, auto& host_in) {
+      return gloo_->allgather(host_out, host_in, opts);
+    });
   }
 
   WorkPtr _allgather_base(at::Tensor& output, at::Tensor& input,
                           const c10d::AllgatherOptions& opts) override {
-    Staging s(false);
-    auto host_in = s.in(input);
-    auto host_out = s.out(output);
-    return launch(c10d::OpType::_ALLGATHER_BASE, std::move(s),
-                  gloo_->_allgather_base(host_out, host_in, opts));
+    return move_data(c10d::OpType::_ALLGATHER_BASE, input, output,
+                     [&](auto& host_out, auto& host_in) {
+                       return gloo_->_allgather_base(host_out, host_in, opts);
+                     });
   }
 
   WorkPtr allgather_coalesced(std::vector<TensorList>& outputs, TensorList& inputs,
                               const c10d::AllgatherOptions& opts) override {
-    Staging s(false);
-    auto host_in = s.in(inputs);
-    auto host_out = s.out(outputs);
-    return launch(c10d::OpType::ALLGATHER_COALESCED, std::move(s),
-                  gloo_->allgather_coalesced(host_out, host_in, opts));
+    return move_data(c10d::OpType::ALLGATHER_COALESCED, inputs, outputs,
+                     [&](auto& host_out, auto& host_in) {
+                       return gloo_->allgather_coalesced(host_out, host_in, opts);
+                     });
   }
 
   WorkPtr allgather_into_tensor_coalesced(TensorList& outputs, TensorList& inputs,
@@ -453,18 +450,16 @@ class AxonBackend : public c10d::Backend {
 
   WorkPtr gather(std::vector<TensorList>& outputs, TensorList& inputs,
                  const c10d::GatherOptions& opts) override {
-    Staging s(false);
-    auto host_in = s.in(inputs);
-    auto host_out = s.out(outputs);
-    return launch(c10d::OpType::GATHER, std::move(s), gloo_->gather(host_out, host_in, opts));
+    return move_data(c10d::OpType::GATHER, inputs, outputs, [&](auto& host_out, auto& host_in) {
+      return gloo_->gather(host_out, host_in, opts);
+    });
   }
 
   WorkPtr scatter(TensorList& outputs, std::vector<TensorList>& inputs,
                   const c10d::ScatterOptions& opts) override {
-    Staging s(false);
-    auto host_in = s.in(inputs);
-    auto host_out = s.out(outputs);
-    return launch(c10d::OpType::SCATTER, std::move(s), gloo_->scatter(host_out, host_in, opts));
+    return move_data(c10d::OpType::SCATTER, inputs, outputs, [&](auto& host_out, auto& host_in) {
+      return gloo_->scatter(host_out, host_in, opts);
+    });
   }
 
   WorkPtr reduce_scatter(TensorList& outputs, std::vector<TensorList>& inputs,
@@ -500,19 +495,17 @@ class AxonBackend : public c10d::Backend {
   WorkPtr alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
                         std::vector<int64_t>& input_splits,
                         const c10d::AllToAllOptions& opts) override {
-    Staging s(false);
-    auto host_in = s.in(input);
-    auto host_out = s.out(output);
-    return launch(c10d::OpType::ALLTOALL_BASE, std::move(s),
-                  gloo_->alltoall_base(host_out, host_in, output_splits, input_splits, opts));
+    return move_data(
+        c10d::OpType::ALLTOALL_BASE, input, output, [&](auto& host_out, auto& host_in) {
+          return gloo_->alltoall_base(host_out, host_in, output_splits, input_splits, opts);
+        });
   }
 
   WorkPtr alltoall(TensorList& outputs, TensorList& inputs,
                    const c10d::AllToAllOptions& opts) override {
-    Staging s(false);
-    auto host_in = s.in(inputs);
-    auto host_out = s.out(outputs);
-    return launch(c10d::OpType::ALLTOALL, std::move(s), gloo_->alltoall(host_out, host_in, opts));
+    return move_data(c10d::OpType::ALLTOALL, inputs, outputs, [&](auto& host_out, auto& host_in) {
+      return gloo_->alltoall(host_out, host_in, opts);
+    });
   }
 
   WorkPtr send(TensorList& tensors, int dst, int tag) override {
@@ -541,6 +534,15 @@ class AxonBackend : public c10d::Backend {
   }
 
  private:
+  // The collectives that only move data: Gloo's call on host stand-ins for inputs and outputs.
+  template <class Inputs, class Outputs, class GlooCall>
+  WorkPtr move_data(c10d::OpType type, Inputs& inputs, Outputs& outputs, GlooCall gloo_call) {
+    Staging s(false);
+    auto host_in = s.in(inputs);
+    auto host_out = s.out(outputs);
+    return launch(type, std::move(s), gloo_call(host_out, host_in));
+  }
+
   static c10::intrusive_ptr<Backend> wrap(c10::intrusive_ptr<Backend> gloo) {
     if (!gloo) return nullptr;  // this rank is in none of the new groups
     int rank = gloo->getRank(), size = gloo->getSize();
