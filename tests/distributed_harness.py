@@ -44,15 +44,22 @@ def _rank_main(rank: int, fn, world_size: int, port: int, args: tuple) -> None:
         time.sleep(0.1)
 
 
-def run_ranks(fn, world_size: int = 2, *args, env: dict | None = None) -> None:
+def run_ranks(fn, world_size: int = 2, *args, env: dict | None = None, timeout_s: float = 300) -> None:
     """Runs ``fn(rank, world_size, *args)`` in ``world_size`` fresh processes, with ``env`` added
     to their environment from the start (PoCL reads ``POCL_DEVICES`` when it loads)."""
     saved = dict(os.environ)
     os.environ.update(env or {})
     try:
-        mp.start_processes(
-            _rank_main, args=(fn, world_size, free_port(), args), nprocs=world_size, join=True, start_method="spawn"
+        context = mp.start_processes(
+            _rank_main, args=(fn, world_size, free_port(), args), nprocs=world_size, join=False, start_method="spawn"
         )
+        # A hang fails the test instead of stalling the whole run.
+        deadline = time.monotonic() + timeout_s
+        while not context.join(timeout=5):
+            if time.monotonic() > deadline:
+                for process in context.processes:
+                    process.kill()
+                raise TimeoutError(f"{fn.__name__}: ranks still running after {timeout_s} s")
     finally:
         os.environ.clear()
         os.environ.update(saved)

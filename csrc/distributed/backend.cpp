@@ -17,6 +17,7 @@
 #include <torch/csrc/utils/pybind.h>
 #include <torch/extension.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <mutex>
@@ -365,7 +366,13 @@ class AxonBackend : public c10d::Backend {
   c10::intrusive_ptr<Backend> split(const c10::intrusive_ptr<c10d::Store>& store,
                                     const std::vector<int>& ranks,
                                     const c10::intrusive_ptr<Options>& opts) override {
-    return wrap(gloo_->split(store, ranks, opts));
+    // Sibling groups split at once (a mesh dimension's {0, 2} and {1, 3}) rendezvous in the same
+    // store: a prefix of their own (every rank of the parent splits in the same order) keeps
+    // their keys apart.
+    std::string prefix = "axon-split/" + std::to_string(splits_++);
+    for (int r : ranks) prefix += "-" + std::to_string(r);
+    auto own_store = c10::make_intrusive<c10d::PrefixStore>(prefix, store);
+    return wrap(gloo_->split(own_store, ranks, opts));
   }
   c10::intrusive_ptr<Backend> merge(const c10::intrusive_ptr<c10d::Store>& store,
                                     const c10::intrusive_ptr<Options>& opts, const int& rank,
@@ -558,6 +565,7 @@ class AxonBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<c10d::Backend> gloo_;
+  int64_t splits_ = 0;
   bool coalescing_ = false;
   std::vector<WorkPtr> coalesced_;
 };
