@@ -4,13 +4,16 @@ Philox, and Axon's own float math (the runtime's kernels/float_math.cl, shared w
 kernels)."""
 
 import functools
+import re
 
 
 @functools.cache
 def prelude() -> str:
+    """The prelude as kernels carry it: its comments explain it here and stay out of every
+    generated kernel's source (and so out of the code Inductor prints and caches)."""
     from .. import _C
 
-    return PRELUDE + "\n" + _C._kernel_file("float_math")
+    return re.sub(r"/\*.*?\*/\n?", "", PRELUDE, flags=re.S) + "\n" + _C._kernel_file("float_math")
 
 
 @functools.cache
