@@ -32,7 +32,7 @@ setup(
             # csrc/distributed/: the c10d backend.
             sorted(glob.glob("csrc/device/*.cpp") + glob.glob("csrc/ops/*.cpp") + glob.glob("csrc/distributed/*.cpp")),
             # kineto/: the profiler plugin's headers (csrc/device/profiler.cpp) include each other by bare name.
-            include_dirs=[os.path.join(ROOT, "runtime", "include"), os.path.join(ROOT, "csrc")]
+            include_dirs=[os.path.join(ROOT, "runtime", "include"), os.path.join(ROOT, "runtime"), os.path.join(ROOT, "csrc")]
             + [os.path.join(p, "kineto") for p in include_paths() if os.path.isdir(os.path.join(p, "kineto"))],
             extra_objects=[os.path.join(ROOT, "runtime", "build", "libaxon.a")],
             libraries=["OpenCL", "clblast", "openblas"],

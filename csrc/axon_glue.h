@@ -74,18 +74,24 @@ enum class Promote { Same, IntToFloat };
 enum class Output { Compute, Bool, Complex };
 at::ScalarType compute_type(std::initializer_list<at::Tensor> inputs,
                             std::initializer_list<at::Scalar> scalars, Promote promote);
-// Runs elementwise kernel `op` ("add", or "<family>/<name>" for another elementwise-shaped
-// family such as "special/i0") over out = op(inputs..., scalars...): broadcasting, strides
+// Runs pointwise op `op` (a row of the pointwise table, runtime/kernels/pointwise_ops.def)
+// over out = op(inputs..., scalars...): broadcasting, strides
 // and CPU scalars through TensorIterator; extra scalars follow the tensors as scalar inputs;
 // an output of another dtype than the natural one gets a converted copy.
-at::Tensor& run_elementwise(const char* op, at::Tensor& out,
+at::Tensor& run_elementwise(axon_pointwise_op op, at::Tensor& out,
                             std::initializer_list<at::Tensor> inputs, at::ScalarType compute,
                             Output kind = Output::Compute, double alpha = 0, double beta = 0,
                             std::initializer_list<at::Scalar> scalars = {});
-at::Tensor& unary(const char* op, const at::Tensor& self, at::Tensor& out, Promote promote,
+at::Tensor& unary(axon_pointwise_op op, const at::Tensor& self, at::Tensor& out, Promote promote,
                   double alpha = 0, double beta = 0);
-at::Tensor& binary(const char* op, const at::Tensor& a, const at::Tensor& b, at::Tensor& out,
+at::Tensor& binary(axon_pointwise_op op, const at::Tensor& a, const at::Tensor& b, at::Tensor& out,
                    Promote promote = Promote::Same, double alpha = 0, double beta = 0);
+// Comparisons writing bool (the inputs promoted to one type), against a tensor or a scalar.
+at::Tensor& compare(axon_pointwise_op op, const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor& compare_scalar(axon_pointwise_op op, const at::Tensor& a, const at::Scalar& b,
+                           at::Tensor& out);
+// Predicates that are false for every integer (isnan, isposinf ...): bool, in the input's type.
+at::Tensor& predicate(axon_pointwise_op op, const at::Tensor& self, at::Tensor& out);
 
 // Per-op counts of the CPU fallback since the last reset (ops/copy.cpp).
 std::map<std::string, int64_t> fallback_ops(bool reset);

@@ -84,7 +84,7 @@ double launch_latency(const at::Tensor& one, int count, bool sync_each) {
   check(axon_stream_sync(s), "launch latency");
   auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < count; i++) {
-    check(axon_elementwise(s, "fill", t, t, &d, 0, 0), "launch latency");
+    check(axon_elementwise(s, AXON_PW_fill, t, t, &d, 0, 0), "launch latency");
     if (sync_each) check(axon_stream_sync(s), "launch latency");
   }
   check(axon_stream_sync(s), "launch latency");

@@ -179,7 +179,7 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   d.ninputs = 0;
   set_scalar(d, 1, value);
   axon_dtype t = to_axon_dtype(self.scalar_type());
-  AXON_CHECK(axon_elementwise(stream_for(self), "fill", t, t, &d, 0, 0));
+  AXON_CHECK(axon_elementwise(stream_for(self), AXON_PW_fill, t, t, &d, 0, 0));
   return self;
 }
 
@@ -210,7 +210,7 @@ at::Tensor& arange_out(const at::Scalar& start, const at::Scalar& end, const at:
   axon_ew_desc d = make_ew_desc_same_shape(out, {}, true);
   d.ninputs = 0;
   axon_dtype t = to_axon_dtype(out.scalar_type());
-  AXON_CHECK(axon_elementwise(stream_for(out), "arange", t, t, &d, s, st));
+  AXON_CHECK(axon_elementwise(stream_for(out), AXON_PW_arange, t, t, &d, s, st));
   return out;
 }
 

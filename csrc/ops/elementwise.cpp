@@ -83,25 +83,34 @@ void scalars_to_compute(axon_ew_desc& d, at::ScalarType compute, bool round_redu
   }
 }
 
-bool keeps_float_scalars(const char* op) {
-  for (const char* name : {"mul", "div", "div_trunc", "div_floor", "lerp", "addcmul", "addcdiv"})
-    if (std::strcmp(op, name) == 0) return true;
-  return false;
+bool keeps_float_scalars(axon_pointwise_op op) {
+  switch (op) {
+    case AXON_PW_mul:
+    case AXON_PW_div:
+    case AXON_PW_div_trunc:
+    case AXON_PW_div_floor:
+    case AXON_PW_lerp:
+    case AXON_PW_addcmul:
+    case AXON_PW_addcdiv:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // The type an op writes: as `kind` says, except abs and angle of complex numbers, which give
-// the part type (the generic unary registrations reach them; names compared for complex only).
-at::ScalarType natural_type(const char* op, at::ScalarType compute, Output kind) {
+// the part type (the generic unary registrations reach them).
+at::ScalarType natural_type(axon_pointwise_op op, at::ScalarType compute, Output kind) {
   if (kind == Output::Bool) return at::kBool;
   if (kind == Output::Complex) return c10::toComplexType(compute);
-  if (at::isComplexType(compute) && (!std::strcmp(op, "abs") || !std::strcmp(op, "angle")))
+  if (at::isComplexType(compute) && (op == AXON_PW_abs || op == AXON_PW_angle))
     return c10::toRealValueType(compute);
   return compute;
 }
 
 }  // namespace
 
-Tensor& run_elementwise(const char* op, Tensor& out, std::initializer_list<Tensor> inputs,
+Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list<Tensor> inputs,
                         at::ScalarType compute, Output kind, double alpha, double beta,
                         std::initializer_list<Scalar> scalars) {
   c10::DeviceGuard guard(out.device());
@@ -134,28 +143,32 @@ Tensor& run_elementwise(const char* op, Tensor& out, std::initializer_list<Tenso
   return out;
 }
 
-Tensor& unary(const char* op, const Tensor& self, Tensor& out, Promote promote, double alpha,
+Tensor& unary(axon_pointwise_op op, const Tensor& self, Tensor& out, Promote promote, double alpha,
               double beta) {
   return run_elementwise(op, out, {self}, compute_type({self}, {}, promote), Output::Compute, alpha,
                          beta);
 }
 
-Tensor& binary(const char* op, const Tensor& a, const Tensor& b, Tensor& out, Promote promote,
+Tensor& binary(axon_pointwise_op op, const Tensor& a, const Tensor& b, Tensor& out, Promote promote,
                double alpha, double beta) {
   return run_elementwise(op, out, {a, b}, compute_type({a, b}, {}, promote), Output::Compute, alpha,
                          beta);
 }
 
-namespace {
-
-Tensor& compare(const char* op, const Tensor& a, const Tensor& b, Tensor& out) {
+Tensor& compare(axon_pointwise_op op, const Tensor& a, const Tensor& b, Tensor& out) {
   return run_elementwise(op, out, {a, b}, compute_type({a, b}, {}, Promote::Same), Output::Bool);
 }
 
-Tensor& compare_scalar(const char* op, const Tensor& a, const Scalar& b, Tensor& out) {
+Tensor& compare_scalar(axon_pointwise_op op, const Tensor& a, const Scalar& b, Tensor& out) {
   return run_elementwise(op, out, {a}, compute_type({a}, {b}, Promote::Same), Output::Bool, 0, 0,
                          {b});
 }
+
+Tensor& predicate(axon_pointwise_op op, const Tensor& self, Tensor& out) {
+  return run_elementwise(op, out, {self}, self.scalar_type(), Output::Bool);
+}
+
+namespace {
 
 // Functional and in-place forms for the few non-structured ops.
 template <Tensor& (*Out)(const Tensor&, Tensor&)>
@@ -165,7 +178,7 @@ Tensor functional(const Tensor& self) {
 }
 
 Tensor& relu_into(const Tensor& self, Tensor& out) {
-  return unary("relu", self, out, Promote::Same);
+  return unary(AXON_PW_relu, self, out, Promote::Same);
 }
 Tensor relu(const Tensor& self) {
   return functional<relu_into>(self);
@@ -175,7 +188,7 @@ Tensor& relu_(Tensor& self) {
 }
 
 Tensor& hardtanh_out(const Tensor& self, const Scalar& lo, const Scalar& hi, Tensor& out) {
-  return unary("hardtanh", self, out, Promote::Same, lo.toDouble(), hi.toDouble());
+  return unary(AXON_PW_hardtanh, self, out, Promote::Same, lo.toDouble(), hi.toDouble());
 }
 Tensor hardtanh(const Tensor& self, const Scalar& lo, const Scalar& hi) {
   Tensor out = at::empty_like(self);
@@ -186,7 +199,7 @@ Tensor& hardtanh_(Tensor& self, const Scalar& lo, const Scalar& hi) {
 }
 Tensor& hardtanh_backward_out(const Tensor& grad, const Tensor& self, const Scalar& lo,
                               const Scalar& hi, Tensor& out) {
-  return binary("hardtanh_backward", grad, self, out, Promote::Same, lo.toDouble(), hi.toDouble());
+  return binary(AXON_PW_hardtanh_backward, grad, self, out, Promote::Same, lo.toDouble(), hi.toDouble());
 }
 Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& lo,
                          const Scalar& hi) {
@@ -217,7 +230,7 @@ Tensor& where_out(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& 
   axon_ew_desc d = make_ew_desc(iter);
   scalars_to_compute(d, type, true);
   axon_dtype t = to_axon_dtype(type);
-  AXON_CHECK(axon_elementwise(stream_for(out), "where", t, t, &d, 0, 0));
+  AXON_CHECK(axon_elementwise(stream_for(out), AXON_PW_where, t, t, &d, 0, 0));
   return out;
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -254,11 +267,11 @@ Tensor& clamp_out(const Tensor& self, const std::optional<Scalar>& lo,
               "torch.clamp: At least one of 'min' or 'max' must not be None");
   if (lo && hi) {
     at::ScalarType t = compute_type({self}, {*lo, *hi}, Promote::Same);
-    return run_elementwise("clamp", out, {self}, t, Output::Compute, 0, 0, {*lo, *hi});
+    return run_elementwise(AXON_PW_clamp, out, {self}, t, Output::Compute, 0, 0, {*lo, *hi});
   }
   const Scalar& bound = lo ? *lo : *hi;
   at::ScalarType t = compute_type({self}, {bound}, Promote::Same);
-  return run_elementwise(lo ? "clamp_min" : "clamp_max", out, {self}, t, Output::Compute, 0, 0,
+  return run_elementwise(lo ? AXON_PW_clamp_min : AXON_PW_clamp_max, out, {self}, t, Output::Compute, 0, 0,
                          {bound});
 }
 
@@ -267,24 +280,24 @@ Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
   bool has_lo = lo.has_value() && lo->defined(), has_hi = hi.has_value() && hi->defined();
   TORCH_CHECK(has_lo || has_hi, "torch.clamp: At least one of 'min' or 'max' must not be None");
   if (has_lo && has_hi)
-    return run_elementwise("clamp", out, {self, *lo, *hi},
+    return run_elementwise(AXON_PW_clamp, out, {self, *lo, *hi},
                            compute_type({self, *lo, *hi}, {}, Promote::Same));
   const Tensor& bound = has_lo ? *lo : *hi;
-  return binary(has_lo ? "clamp_min" : "clamp_max", self, bound, out);
+  return binary(has_lo ? AXON_PW_clamp_min : AXON_PW_clamp_max, self, bound, out);
 }
 
 // The exponents PyTorch's CPU kernel takes apart (x * x for 2, 1 / sqrt(x) for -0.5 ...):
 // the same arithmetic gives the same results, and x.square() / RMSNorm's pow(x, 2) cost a
 // multiply instead of a pow. 0 and 1 are a fill and a copy there too.
-const char* pow_fast_path(double e, bool floating) {
-  if (e == 2.0) return "pow_square";
-  if (e == 3.0) return "pow_cube";
-  if (!floating) return nullptr;
-  if (e == 0.5) return "pow_sqrt";
-  if (e == -0.5) return "pow_rsqrt";
-  if (e == -1.0) return "pow_reciprocal";
-  if (e == -2.0) return "pow_inv_square";
-  return nullptr;
+std::optional<axon_pointwise_op> pow_fast_path(double e, bool floating) {
+  if (e == 2.0) return AXON_PW_pow_square;
+  if (e == 3.0) return AXON_PW_pow_cube;
+  if (!floating) return std::nullopt;
+  if (e == 0.5) return AXON_PW_pow_sqrt;
+  if (e == -0.5) return AXON_PW_pow_rsqrt;
+  if (e == -1.0) return AXON_PW_pow_reciprocal;
+  if (e == -2.0) return AXON_PW_pow_inv_square;
+  return std::nullopt;
 }
 
 Tensor& pow_tensor_scalar_out(const Tensor& self, const Scalar& exponent, Tensor& out) {
@@ -295,35 +308,35 @@ Tensor& pow_tensor_scalar_out(const Tensor& self, const Scalar& exponent, Tensor
       at::native::resize_output(out, self.sizes());
       return e == 0.0 ? out.fill_(1) : out.copy_(self);
     }
-    if (const char* op = pow_fast_path(e, at::isFloatingType(t)))
-      return run_elementwise(op, out, {self}, t, Output::Compute, 0, 0);
+    if (auto op = pow_fast_path(e, at::isFloatingType(t)))
+      return run_elementwise(*op, out, {self}, t, Output::Compute, 0, 0);
   }
-  return run_elementwise("pow", out, {self}, t, Output::Compute, 0, 0, {exponent});
+  return run_elementwise(AXON_PW_pow, out, {self}, t, Output::Compute, 0, 0, {exponent});
 }
 
 Tensor& pow_scalar_out(const Scalar& base, const Tensor& exponent, Tensor& out) {
-  return binary("pow", at::native::wrapped_scalar_tensor(base), exponent, out);
+  return binary(AXON_PW_pow, at::native::wrapped_scalar_tensor(base), exponent, out);
 }
 
 Tensor& div_mode_out(const Tensor& a, const Tensor& b, std::optional<std::string_view> mode,
                      Tensor& out) {
-  if (!mode.has_value()) return binary("div", a, b, out, Promote::IntToFloat);
+  if (!mode.has_value()) return binary(AXON_PW_div, a, b, out, Promote::IntToFloat);
   TORCH_CHECK(*mode == "trunc" || *mode == "floor",
               "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '",
               *mode, "'");
-  return binary(*mode == "trunc" ? "div_trunc" : "div_floor", a, b, out);
+  return binary(*mode == "trunc" ? AXON_PW_div_trunc : AXON_PW_div_floor, a, b, out);
 }
 
 Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
   at::ScalarType t = compute_type({self, other}, {}, Promote::Same);
   auto shape = at::infer_size_dimvector(self.sizes(), other.sizes());
   Tensor out = at::empty(shape, (self.is_cpu() ? other : self).options().dtype(t));
-  return binary("sub", other, self, out, Promote::Same, alpha.toDouble());
+  return binary(AXON_PW_sub, other, self, out, Promote::Same, alpha.toDouble());
 }
 
 Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& weight, Tensor& out) {
   at::ScalarType t = compute_type({self, end}, {}, Promote::Same);
-  return run_elementwise("lerp", out, {self, end}, t, Output::Compute, 0, 0, {weight});
+  return run_elementwise(AXON_PW_lerp, out, {self, end}, t, Output::Compute, 0, 0, {weight});
 }
 
 }  // namespace
@@ -338,51 +351,46 @@ Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& wei
   })
 #define COMPARE(op)                                                                        \
   m.impl(#op ".Tensor_out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { \
-    return compare(#op, a, b, out);                                                        \
+    return compare(AXON_PW_##op, a, b, out);                                                        \
   });                                                                                      \
   m.impl(#op ".Scalar_out", [](const Tensor& a, const Scalar& b, Tensor& out) -> Tensor& { \
-    return compare_scalar(#op, a, b, out);                                                 \
+    return compare_scalar(AXON_PW_##op, a, b, out);                                                 \
   })
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Arithmetic.
   m.impl("add.out",
          [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-           return binary("add", a, b, out, Promote::Same, alpha.toDouble());
+           return binary(AXON_PW_add, a, b, out, Promote::Same, alpha.toDouble());
          });
   m.impl("sub.out",
          [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
-           return binary("sub", a, b, out, Promote::Same, alpha.toDouble());
+           return binary(AXON_PW_sub, a, b, out, Promote::Same, alpha.toDouble());
          });
   m.impl("rsub.Tensor", rsub);
-  OUT2("mul.out", "mul", Same);
-  OUT2("div.out", "div", IntToFloat);
   m.impl("div.out_mode", div_mode_out);
   m.impl("addcmul.out",
          [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
             Tensor& out) -> Tensor& {
-           return run_elementwise("addcmul", out, {s, a, b},
+           return run_elementwise(AXON_PW_addcmul, out, {s, a, b},
                                   compute_type({s, a, b}, {}, Promote::Same), Output::Compute,
                                   v.toDouble());
          });
   m.impl("addcdiv.out",
          [](const Tensor& s, const Tensor& a, const Tensor& b, const Scalar& v,
             Tensor& out) -> Tensor& {
-           return run_elementwise("addcdiv", out, {s, a, b},
+           return run_elementwise(AXON_PW_addcdiv, out, {s, a, b},
                                   compute_type({s, a, b}, {}, Promote::IntToFloat), Output::Compute,
                                   v.toDouble());
          });
   m.impl("lerp.Scalar_out", lerp_scalar_out);
   m.impl("lerp.Tensor_out",
          [](const Tensor& s, const Tensor& e, const Tensor& w, Tensor& out) -> Tensor& {
-           return run_elementwise("lerp", out, {s, e, w},
+           return run_elementwise(AXON_PW_lerp, out, {s, e, w},
                                   compute_type({s, e, w}, {}, Promote::Same));
          });
-  OUT2("pow.Tensor_Tensor_out", "pow", Same);
   m.impl("pow.Tensor_Scalar_out", pow_tensor_scalar_out);
   m.impl("pow.Scalar_out", pow_scalar_out);
-  OUT2("maximum.out", "maximum", Same);
-  OUT2("minimum.out", "minimum", Same);
   m.impl("clamp.out", clamp_out);
   m.impl("clamp.Tensor_out", clamp_tensor_out);
   m.impl("clamp_min.out", [](const Tensor& s, const Scalar& lo, Tensor& out) -> Tensor& {
@@ -391,32 +399,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("clamp_max.out", [](const Tensor& s, const Scalar& hi, Tensor& out) -> Tensor& {
     return clamp_out(s, std::nullopt, hi, out);
   });
-  OUT2("clamp_min.Tensor_out", "clamp_min", Same);
-  OUT2("clamp_max.Tensor_out", "clamp_max", Same);
 
   // Unary math.
-  OUT1("neg.out", "neg", Same);
-  OUT1("abs.out", "abs", Same);
-  OUT1("sign.out", "sign", Same);
-  OUT1("exp.out", "exp", IntToFloat);
-  OUT1("exp2.out", "exp2", IntToFloat);
-  OUT1("expm1.out", "expm1", IntToFloat);
-  OUT1("log.out", "log", IntToFloat);
-  OUT1("log2.out", "log2", IntToFloat);
-  OUT1("log10.out", "log10", IntToFloat);
-  OUT1("log1p.out", "log1p", IntToFloat);
-  OUT1("sqrt.out", "sqrt", IntToFloat);
-  OUT1("rsqrt.out", "rsqrt", IntToFloat);
-  OUT1("reciprocal.out", "reciprocal", IntToFloat);
-  OUT1("sin.out", "sin", IntToFloat);
-  OUT1("cos.out", "cos", IntToFloat);
-  OUT1("tan.out", "tan", IntToFloat);
-  OUT1("tanh.out", "tanh", IntToFloat);
-  OUT1("sigmoid.out", "sigmoid", IntToFloat);
-  OUT1("erf.out", "erf", IntToFloat);
-  OUT1("bitwise_not.out", "bitwise_not", Same);
   m.impl("logical_not.out", [](const Tensor& self, Tensor& out) -> Tensor& {
-    return run_elementwise("logical_not", out, {self}, self.scalar_type(), Output::Bool);
+    return run_elementwise(AXON_PW_logical_not, out, {self}, self.scalar_type(), Output::Bool);
   });
 
   // Activations and their backward ops.
@@ -428,63 +414,50 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardtanh_backward", hardtanh_backward);
   m.impl("hardtanh_backward.grad_input", hardtanh_backward_out);
   m.impl("leaky_relu.out", [](const Tensor& s, const Scalar& slope, Tensor& out) -> Tensor& {
-    return unary("leaky_relu", s, out, Promote::Same, slope.toDouble());
+    return unary(AXON_PW_leaky_relu, s, out, Promote::Same, slope.toDouble());
   });
   m.impl("leaky_relu_backward.grad_input",
          [](const Tensor& g, const Tensor& s, const Scalar& slope, bool, Tensor& out) -> Tensor& {
-           return binary("leaky_relu_backward", g, s, out, Promote::Same, slope.toDouble());
+           return binary(AXON_PW_leaky_relu_backward, g, s, out, Promote::Same, slope.toDouble());
          });
   m.impl("gelu.out", [](const Tensor& s, std::string_view approximate, Tensor& out) -> Tensor& {
-    return unary(approximate == "tanh" ? "gelu_tanh" : "gelu", s, out, Promote::Same);
+    return unary(approximate == "tanh" ? AXON_PW_gelu_tanh : AXON_PW_gelu, s, out, Promote::Same);
   });
   m.impl(
       "gelu_backward.grad_input",
       [](const Tensor& g, const Tensor& s, std::string_view approximate, Tensor& out) -> Tensor& {
-        return binary(approximate == "tanh" ? "gelu_tanh_backward" : "gelu_backward", g, s, out);
+        return binary(approximate == "tanh" ? AXON_PW_gelu_tanh_backward : AXON_PW_gelu_backward, g, s, out);
       });
-  OUT1("silu.out", "silu", Same);
-  OUT2("silu_backward.grad_input", "silu_backward", Same);
-  OUT2("sigmoid_backward.grad_input", "sigmoid_backward", Same);
-  OUT2("tanh_backward.grad_input", "tanh_backward", Same);
   m.impl("softplus.out",
          [](const Tensor& s, const Scalar& beta, const Scalar& threshold, Tensor& out) -> Tensor& {
-           return unary("softplus", s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
+           return unary(AXON_PW_softplus, s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
          });
   m.impl("softplus_backward.grad_input",
          [](const Tensor& g, const Tensor& s, const Scalar& beta, const Scalar& threshold,
             Tensor& out) -> Tensor& {
-           return binary("softplus_backward", g, s, out, Promote::Same, beta.toDouble(),
+           return binary(AXON_PW_softplus_backward, g, s, out, Promote::Same, beta.toDouble(),
                          threshold.toDouble());
          });
   m.impl("threshold.out",
          [](const Tensor& s, const Scalar& threshold, const Scalar& value, Tensor& out) -> Tensor& {
-           return binary("threshold", s, s, out, Promote::Same, threshold.toDouble(),
+           return binary(AXON_PW_threshold, s, s, out, Promote::Same, threshold.toDouble(),
                          value.toDouble());
          });
   m.impl("threshold_backward.grad_input",
          [](const Tensor& g, const Tensor& s, const Scalar& threshold, Tensor& out) -> Tensor& {
-           return binary("threshold", s, g, out, Promote::Same, threshold.toDouble(), 0.0);
+           return binary(AXON_PW_threshold, s, g, out, Promote::Same, threshold.toDouble(), 0.0);
          });
 
   // Comparisons, logic, selection.
-  COMPARE(eq);
-  COMPARE(ne);
-  COMPARE(lt);
-  COMPARE(le);
-  COMPARE(gt);
-  COMPARE(ge);
   m.impl("logical_and.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
-    return compare("logical_and", a, b, out);
+    return compare(AXON_PW_logical_and, a, b, out);
   });
   m.impl("logical_or.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
-    return compare("logical_or", a, b, out);
+    return compare(AXON_PW_logical_or, a, b, out);
   });
   m.impl("logical_xor.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
-    return compare("logical_xor", a, b, out);
+    return compare(AXON_PW_logical_xor, a, b, out);
   });
-  OUT2("bitwise_and.Tensor_out", "bitwise_and", Same);
-  OUT2("bitwise_or.Tensor_out", "bitwise_or", Same);
-  OUT2("bitwise_xor.Tensor_out", "bitwise_xor", Same);
   m.impl("where.self_out", where_out);
   m.impl("where.self", where);
   m.impl("masked_fill_.Scalar", masked_fill_scalar);
@@ -495,17 +468,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 
 namespace {
 
-// Predicates that are false for every integer (isnan, isposinf ...) run the input's dtype.
-Tensor& predicate(const char* op, const Tensor& self, Tensor& out) {
-  return run_elementwise(op, out, {self}, self.scalar_type(), Output::Bool);
-}
-
 Tensor& ax_round_decimals_out(const Tensor& self, int64_t decimals, Tensor& out) {
   if (decimals == 0 || !at::isFloatingType(self.scalar_type()))
-    return unary("round", self, out, Promote::Same);
+    return unary(AXON_PW_round, self, out, Promote::Same);
   // The kernel gets 10^|decimals| and whether decimals are negative.
   double ten_pow = std::pow(10.0, double(decimals < 0 ? -decimals : decimals));
-  return unary("round_decimals", self, out, Promote::Same, ten_pow, decimals < 0 ? 1.0 : 0.0);
+  return unary(AXON_PW_round_decimals, self, out, Promote::Same, ten_pow, decimals < 0 ? 1.0 : 0.0);
 }
 
 Tensor& ax_nan_to_num_out(const Tensor& self, std::optional<double> nan,
@@ -521,14 +489,14 @@ Tensor& ax_nan_to_num_out(const Tensor& self, std::optional<double> nan,
     hi = double(std::numeric_limits<scalar_t>::max());
     lo = double(std::numeric_limits<scalar_t>::lowest());
   });
-  return run_elementwise("nan_to_num", out, {self}, t, Output::Compute, posinf.value_or(hi),
+  return run_elementwise(AXON_PW_nan_to_num, out, {self}, t, Output::Compute, posinf.value_or(hi),
                          neginf.value_or(lo), {Scalar(nan.value_or(0.0))});
 }
 
 Tensor& ax_elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
                    const Scalar& input_scale, Tensor& out) {
   at::ScalarType t = compute_type({self}, {}, Promote::Same);
-  return run_elementwise("elu", out, {self}, t, Output::Compute, alpha.toDouble(), scale.toDouble(),
+  return run_elementwise(AXON_PW_elu, out, {self}, t, Output::Compute, alpha.toDouble(), scale.toDouble(),
                          {input_scale});
 }
 
@@ -540,13 +508,13 @@ Tensor& ax_elu_backward_out(const Tensor& grad, const Scalar& alpha, const Scala
               "with a negative slope which is not supported. This is caused by calling in-place "
               "forward function with a negative slope, please call out-of-place version instead.");
   at::ScalarType t = compute_type({grad, self_or_result}, {}, Promote::Same);
-  return run_elementwise(is_result ? "elu_backward_result" : "elu_backward", out,
+  return run_elementwise(is_result ? AXON_PW_elu_backward_result : AXON_PW_elu_backward, out,
                          {grad, self_or_result}, t, Output::Compute, alpha.toDouble(),
                          scale.toDouble(), {input_scale});
 }
 
 Tensor& ax_hardswish_out(const Tensor& self, Tensor& out) {
-  return unary("hardswish", self, out, Promote::Same);
+  return unary(AXON_PW_hardswish, self, out, Promote::Same);
 }
 Tensor ax_hardswish(const Tensor& self) {
   return functional<ax_hardswish_out>(self);
@@ -556,7 +524,7 @@ Tensor& ax_hardswish_(Tensor& self) {
 }
 
 Tensor& ax_hardswish_backward_out(const Tensor& grad, const Tensor& self, Tensor& out) {
-  return binary("hardswish_backward", grad, self, out);
+  return binary(AXON_PW_hardswish_backward, grad, self, out);
 }
 Tensor ax_hardswish_backward(const Tensor& grad, const Tensor& self) {
   Tensor out = at::empty_like(grad);
@@ -565,13 +533,13 @@ Tensor ax_hardswish_backward(const Tensor& grad, const Tensor& self) {
 
 Tensor ax_mish_backward(const Tensor& grad, const Tensor& self) {
   Tensor out = at::empty_like(grad);
-  return binary("mish_backward", grad, self, out);
+  return binary(AXON_PW_mish_backward, grad, self, out);
 }
 
 // The buffer is not needed (the backward recomputes from the input); like CUDA, it stays empty.
 std::tuple<Tensor&, Tensor&> ax_log_sigmoid_forward_out(const Tensor& self, Tensor& output,
                                                         Tensor& buffer) {
-  unary("log_sigmoid", self, output, Promote::Same);
+  unary(AXON_PW_log_sigmoid, self, output, Promote::Same);
   at::native::resize_output(buffer, {0});
   return {output, buffer};
 }
@@ -582,7 +550,7 @@ std::tuple<Tensor, Tensor> ax_log_sigmoid_forward(const Tensor& self) {
 }
 Tensor& ax_log_sigmoid_backward_out(const Tensor& grad, const Tensor& self,
                                     const Tensor& /*buffer*/, Tensor& out) {
-  return binary("log_sigmoid_backward", grad, self, out);
+  return binary(AXON_PW_log_sigmoid_backward, grad, self, out);
 }
 Tensor ax_log_sigmoid_backward(const Tensor& grad, const Tensor& self, const Tensor& buffer) {
   Tensor out = at::empty_like(grad);
@@ -590,7 +558,7 @@ Tensor ax_log_sigmoid_backward(const Tensor& grad, const Tensor& self, const Ten
 }
 
 Tensor& ax_floor_divide_out(const Tensor& a, const Tensor& b, Tensor& out) {
-  return binary("div_floor", a, b, out);
+  return binary(AXON_PW_div_floor, a, b, out);
 }
 Tensor ax_floor_divide(const Tensor& a, const Tensor& b) {
   at::ScalarType t = compute_type({a, b}, {}, Promote::Same);
@@ -603,69 +571,38 @@ Tensor& ax_floor_divide_(Tensor& a, const Tensor& b) {
 }
 
 Tensor& ax_remainder_scalar_tensor_out(const Scalar& a, const Tensor& b, Tensor& out) {
-  return binary("remainder", at::native::wrapped_scalar_tensor(a), b, out);
+  return binary(AXON_PW_remainder, at::native::wrapped_scalar_tensor(a), b, out);
 }
 Tensor ax_remainder_scalar_tensor(const Scalar& a, const Tensor& b) {
   Tensor wa = at::native::wrapped_scalar_tensor(a);
   Tensor out = at::empty(b.sizes(), b.options().dtype(compute_type({wa, b}, {}, Promote::Same)));
-  return binary("remainder", wa, b, out);
+  return binary(AXON_PW_remainder, wa, b, out);
 }
 
 Tensor ax_isnan(const Tensor& self) {
   Tensor out = at::empty(self.sizes(), self.options().dtype(at::kBool));
-  return predicate("isnan", self, out);
+  return predicate(AXON_PW_isnan, self, out);
 }
 
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  OUT1("floor.out", "floor", Same);
-  OUT1("ceil.out", "ceil", Same);
-  OUT1("round.out", "round", Same);
   m.impl("round.decimals_out", ax_round_decimals_out);
-  OUT1("trunc.out", "trunc", Same);
-  OUT1("frac.out", "frac", Same);
-  OUT2("fmod.Tensor_out", "fmod", Same);
-  OUT2("remainder.Tensor_out", "remainder", Same);
   m.impl("remainder.Scalar_Tensor", ax_remainder_scalar_tensor);
   m.impl("remainder.Scalar_Tensor_out", ax_remainder_scalar_tensor_out);
   m.impl("floor_divide", ax_floor_divide);
   m.impl("floor_divide.out", ax_floor_divide_out);
   m.impl("floor_divide_.Tensor", ax_floor_divide_);
-  OUT2("atan2.out", "atan2", IntToFloat);
-  OUT2("hypot.out", "hypot", IntToFloat);
-  OUT2("logaddexp.out", "logaddexp", IntToFloat);
-  OUT2("copysign.out", "copysign", IntToFloat);
-  OUT2("xlogy.OutTensor", "xlogy", IntToFloat);
   m.impl("isnan", ax_isnan);
-  m.impl("isnan.out",
-         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("isnan", s, out); });
-  m.impl("isposinf.out",
-         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("isposinf", s, out); });
-  m.impl("isneginf.out",
-         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("isneginf", s, out); });
-  m.impl("signbit.out",
-         [](const Tensor& s, Tensor& out) -> Tensor& { return predicate("signbit", s, out); });
   m.impl("nan_to_num.out", ax_nan_to_num_out);
-  OUT1("sgn.out", "sign", Same);
-  OUT1("asin.out", "asin", IntToFloat);
-  OUT1("acos.out", "acos", IntToFloat);
-  OUT1("atan.out", "atan", IntToFloat);
-  OUT1("sinh.out", "sinh", IntToFloat);
-  OUT1("cosh.out", "cosh", IntToFloat);
-  OUT1("asinh.out", "asinh", IntToFloat);
-  OUT1("acosh.out", "acosh", IntToFloat);
-  OUT1("atanh.out", "atanh", IntToFloat);
+  OUT1("sgn.out", AXON_PW_sign, Same);
   m.impl("elu.out", ax_elu_out);
   m.impl("elu_backward.grad_input", ax_elu_backward_out);
-  OUT1("hardsigmoid.out", "hardsigmoid", Same);
-  OUT2("hardsigmoid_backward.grad_input", "hardsigmoid_backward", Same);
   m.impl("hardswish", ax_hardswish);
   m.impl("hardswish.out", ax_hardswish_out);
   m.impl("hardswish_", ax_hardswish_);
   m.impl("hardswish_backward", ax_hardswish_backward);
   m.impl("hardswish_backward.out", ax_hardswish_backward_out);
-  OUT1("mish.out", "mish", Same);
   m.impl("mish_backward", ax_mish_backward);
   m.impl("log_sigmoid_forward", ax_log_sigmoid_forward);
   m.impl("log_sigmoid_forward.output", ax_log_sigmoid_forward_out);

@@ -29,7 +29,7 @@ double loss_norm(const Tensor& input, int64_t reduction) {
 }
 
 // A pointwise loss `op` of input and target with parameter `param`, reduced as asked.
-Tensor& pointwise_loss(const char* op, const Tensor& input, const Tensor& target, int64_t reduction,
+Tensor& pointwise_loss(axon_pointwise_op op, const Tensor& input, const Tensor& target, int64_t reduction,
                        double param, Tensor& out) {
   at::ScalarType t = compute_type({input, target}, {}, Promote::Same);
   if (reduction == kReduceNone)
@@ -42,7 +42,7 @@ Tensor& pointwise_loss(const char* op, const Tensor& input, const Tensor& target
 
 // Backward of a pointwise loss: kernel `op` over (grad, input, target), alpha the reduction's
 // scale, beta the loss's parameter.
-Tensor& pointwise_loss_backward(const char* op, const Tensor& grad, const Tensor& input,
+Tensor& pointwise_loss_backward(axon_pointwise_op op, const Tensor& grad, const Tensor& input,
                                 const Tensor& target, int64_t reduction, double param,
                                 Tensor& grad_input) {
   at::ScalarType t = compute_type({grad, input, target}, {}, Promote::Same);
@@ -56,8 +56,8 @@ Tensor empty_for(const Tensor& like, at::ScalarType type) {
 
 // ---- binary math ----------------------------------------------------------------------------
 
-Tensor& fmax_fmin_out(const char* op, const Tensor& a, const Tensor& b, Tensor& out) {
-  TORCH_CHECK(!a.is_complex() && !b.is_complex(), op, " not implemented for complex tensors.");
+Tensor& fmax_fmin_out(axon_pointwise_op op, const Tensor& a, const Tensor& b, Tensor& out) {
+  TORCH_CHECK(!a.is_complex() && !b.is_complex(), axon_pointwise_name(op), " not implemented for complex tensors.");
   return binary(op, a, b, out);
 }
 
@@ -66,7 +66,7 @@ Tensor& heaviside_out(const Tensor& self, const Tensor& values, Tensor& out) {
               "heaviside is not yet implemented for complex tensors.");
   TORCH_CHECK(self.scalar_type() == values.scalar_type(),
               "heaviside is not yet implemented for tensors with different dtypes.");
-  return binary("heaviside", self, values, out);
+  return binary(AXON_PW_heaviside, self, values, out);
 }
 
 // frexp: the mantissa in self's dtype and an int32 exponent, written by one kernel.
@@ -84,14 +84,14 @@ std::tuple<Tensor&, Tensor&> frexp_out(const Tensor& self, Tensor& mantissa, Ten
   at::native::resize_output(exponent, self.sizes());
   axon_ew_desc d = make_ew_desc_same_shape(mantissa, {self, exponent}, true);
   axon_dtype t = to_axon_dtype(self.scalar_type());
-  AXON_CHECK(axon_elementwise(stream_for(self), "frexp", t, t, &d, 0, 0));
+  AXON_CHECK(axon_elementwise(stream_for(self), AXON_PW_frexp, t, t, &d, 0, 0));
   return {mantissa, exponent};
 }
 
 // angle: 0 or pi for real numbers (integers give float), the argument of complex ones (a real
 // result).
 Tensor& angle_out(const Tensor& self, Tensor& out) {
-  return unary("angle", self, out, Promote::IntToFloat);
+  return unary(AXON_PW_angle, self, out, Promote::IntToFloat);
 }
 Tensor angle(const Tensor& self) {
   at::ScalarType type = compute_type({self}, {}, Promote::IntToFloat);
@@ -101,7 +101,7 @@ Tensor angle(const Tensor& self) {
 
 // logit: eps clamps the input to [eps, 1 - eps]; the kernel takes a negative eps as none.
 Tensor& logit_out(const Tensor& self, std::optional<double> eps, Tensor& out) {
-  return unary("logit", self, out, Promote::IntToFloat, eps.value_or(-1.0));
+  return unary(AXON_PW_logit, self, out, Promote::IntToFloat, eps.value_or(-1.0));
 }
 Tensor logit(const Tensor& self, std::optional<double> eps) {
   Tensor out = empty_for(self, compute_type({self}, {}, Promote::IntToFloat));
@@ -112,7 +112,7 @@ Tensor& logit_(Tensor& self, std::optional<double> eps) {
 }
 Tensor& logit_backward_out(const Tensor& grad, const Tensor& self, std::optional<double> eps,
                            Tensor& out) {
-  return binary("logit_backward", grad, self, out, Promote::Same, eps.value_or(-1.0));
+  return binary(AXON_PW_logit_backward, grad, self, out, Promote::Same, eps.value_or(-1.0));
 }
 
 // ---- activations ----------------------------------------------------------------------------
@@ -124,7 +124,7 @@ Tensor& softshrink_out(const Tensor& self, const Scalar& lambd, Tensor& out) {
   double l = lambd.toDouble();
   TORCH_CHECK(l >= 0 && l <= hi, "lambda must be in range [0, ", hi, "] for input dtype ",
               self.scalar_type(), ", but found ", l);
-  return unary("softshrink", self, out, Promote::Same, l);
+  return unary(AXON_PW_softshrink, self, out, Promote::Same, l);
 }
 
 // glu halves `dim`: the first half times the sigmoid of the second.
@@ -138,7 +138,7 @@ std::pair<Tensor, Tensor> glu_halves(const Tensor& self, int64_t& dim) {
 
 Tensor& glu_out(const Tensor& self, int64_t dim, Tensor& out) {
   auto [first, gate] = glu_halves(self, dim);
-  return binary("glu", first, gate, out);
+  return binary(AXON_PW_glu, first, gate, out);
 }
 
 Tensor& glu_backward_out(const Tensor& grad, const Tensor& self, int64_t dim, Tensor& grad_input) {
@@ -148,8 +148,8 @@ Tensor& glu_backward_out(const Tensor& grad, const Tensor& self, int64_t dim, Te
   int64_t half = first.size(dim);
   Tensor grad_first = grad_input.narrow(dim, 0, half),
          grad_gate = grad_input.narrow(dim, half, half);
-  run_elementwise("glu_backward_first", grad_first, {grad, gate}, t);
-  run_elementwise("glu_backward_gate", grad_gate, {grad, first, gate}, t);
+  run_elementwise(AXON_PW_glu_backward_first, grad_first, {grad, gate}, t);
+  run_elementwise(AXON_PW_glu_backward_gate, grad_gate, {grad, first, gate}, t);
   return grad_input;
 }
 Tensor glu_backward(const Tensor& grad, const Tensor& self, int64_t dim) {
@@ -161,14 +161,14 @@ Tensor glu_backward(const Tensor& grad, const Tensor& self, int64_t dim) {
 // the broadcast shape, autograd sums the weight's down.
 Tensor prelu_kernel(const Tensor& self, const Tensor& weight) {
   Tensor out = empty_for(self, self.scalar_type());
-  return binary("prelu", self, weight, out);
+  return binary(AXON_PW_prelu, self, weight, out);
 }
 std::tuple<Tensor, Tensor> prelu_kernel_backward(const Tensor& grad, const Tensor& self,
                                                  const Tensor& weight) {
   at::ScalarType t = compute_type({self, weight, grad}, {}, Promote::Same);
   Tensor grad_self = empty_for(self, t), grad_weight = empty_for(weight, t);
-  run_elementwise("prelu_backward_input", grad_self, {self, weight, grad}, t);
-  run_elementwise("prelu_backward_weight", grad_weight, {self, weight, grad}, t);
+  run_elementwise(AXON_PW_prelu_backward_input, grad_self, {self, weight, grad}, t);
+  run_elementwise(AXON_PW_prelu_backward_weight, grad_weight, {self, weight, grad}, t);
   return {grad_self, grad_weight};
 }
 
@@ -183,7 +183,7 @@ Tensor& rrelu_with_noise_out(const Tensor& self, Tensor& noise, const Scalar& lo
               self.sym_sizes(), " noise.shape = ", noise.sym_sizes());
   if (!training) return at::leaky_relu_out(out, self, (lower.toDouble() + upper.toDouble()) / 2);
   noise.uniform_(lower.toDouble(), upper.toDouble(), gen);
-  run_elementwise("rrelu_noise", noise, {self, noise}, noise.scalar_type());
+  run_elementwise(AXON_PW_rrelu_noise, noise, {self, noise}, noise.scalar_type());
   return at::mul_out(out, self, noise);
 }
 Tensor rrelu_with_noise(const Tensor& self, Tensor& noise, const Scalar& lower, const Scalar& upper,
@@ -201,18 +201,18 @@ Tensor& rrelu_with_noise_(Tensor& self, Tensor& noise, const Scalar& lower, cons
 Tensor& smooth_l1_loss_out(const Tensor& input, const Tensor& target, int64_t reduction,
                            double beta, Tensor& out) {
   TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
-  return pointwise_loss("smooth_l1", input, target, reduction, beta, out);
+  return pointwise_loss(AXON_PW_smooth_l1, input, target, reduction, beta, out);
 }
 Tensor& smooth_l1_loss_backward_out(const Tensor& grad, const Tensor& input, const Tensor& target,
                                     int64_t reduction, double beta, Tensor& grad_input) {
-  return pointwise_loss_backward("smooth_l1_backward", grad, input, target, reduction, beta,
+  return pointwise_loss_backward(AXON_PW_smooth_l1_backward, grad, input, target, reduction, beta,
                                  grad_input);
 }
 
 Tensor& huber_loss_out(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
                        Tensor& out) {
   TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-  return pointwise_loss("huber", input, target, reduction, delta, out);
+  return pointwise_loss(AXON_PW_huber, input, target, reduction, delta, out);
 }
 Tensor huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta) {
   Tensor out = empty_for(input, compute_type({input, target}, {}, Promote::Same));
@@ -220,7 +220,7 @@ Tensor huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, 
 }
 Tensor& huber_loss_backward_out(const Tensor& grad, const Tensor& input, const Tensor& target,
                                 int64_t reduction, double delta, Tensor& grad_input) {
-  return pointwise_loss_backward("huber_backward", grad, input, target, reduction, delta,
+  return pointwise_loss_backward(AXON_PW_huber_backward, grad, input, target, reduction, delta,
                                  grad_input);
 }
 
@@ -231,9 +231,9 @@ Tensor& bce_out(const Tensor& input, const Tensor& target, const std::optional<T
   at::ScalarType t = compute_type({input, target}, {}, Promote::Same);
   Tensor loss = reduction == kReduceNone ? out : empty_for(input, t);
   if (weight.has_value() && weight->defined())
-    run_elementwise("bce", loss, {input, target, *weight}, t);
+    run_elementwise(AXON_PW_bce, loss, {input, target, *weight}, t);
   else
-    run_elementwise("bce", loss, {input, target}, t, Output::Compute, 0, 0, {Scalar(1.0)});
+    run_elementwise(AXON_PW_bce, loss, {input, target}, t, Output::Compute, 0, 0, {Scalar(1.0)});
   if (reduction == kReduceNone) return out;
   return reduction == kReduceMean ? at::mean_out(out, loss, at::IntArrayRef{})
                                   : at::sum_out(out, loss, at::IntArrayRef{});
@@ -250,7 +250,7 @@ Tensor& bce_backward_out(const Tensor& grad, const Tensor& input, const Tensor& 
   Tensor g = weight.has_value() && weight->defined() ? grad * *weight : grad;
   at::ScalarType t = compute_type({g, input, target}, {}, Promote::Same);
   at::native::resize_output(grad_input, input.sizes());
-  return run_elementwise("bce_backward", grad_input, {g, input, target}, t, Output::Compute,
+  return run_elementwise(AXON_PW_bce_backward, grad_input, {g, input, target}, t, Output::Compute,
                          loss_norm(input, reduction));
 }
 Tensor bce_backward(const Tensor& grad, const Tensor& input, const Tensor& target,
@@ -279,7 +279,7 @@ Tensor& renorm_out(const Tensor& self, const Scalar& p, int64_t dim, const Scala
   at::ScalarType acc = at::toAccumulateType(self.scalar_type(), /*is_cuda=*/true);
   Tensor norm = at::linalg_vector_norm(self, p, reduce_dims, /*keepdim=*/true, acc);
   Tensor factor = at::empty_like(norm);
-  unary("renorm_factor", norm, factor, Promote::Same, maxnorm.toDouble());
+  unary(AXON_PW_renorm_factor, norm, factor, Promote::Same, maxnorm.toDouble());
   return at::mul_out(out, self, factor.to(self.scalar_type()));
 }
 
@@ -340,25 +340,19 @@ Tensor efficientzerotensor(c10::SymIntArrayRef size, std::optional<at::ScalarTyp
 
 }  // namespace
 
-#define BINARY_OUT(name, kernel)                                              \
-  m.impl(name, [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { \
-    return binary(kernel, a, b, out);                                         \
-  })
 #define SHRINK_BACKWARD(name)                                                                  \
   m.impl(name, [](const Tensor& g, const Tensor& s, const Scalar& l, Tensor& out) -> Tensor& { \
-    return binary("shrink_backward", g, s, out, Promote::Same, l.toDouble());                  \
+    return binary(AXON_PW_shrink_backward, g, s, out, Promote::Same, l.toDouble());                  \
   })
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Binary and unary math.
   m.impl("fmax.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
-    return fmax_fmin_out("fmax", a, b, out);
+    return fmax_fmin_out(AXON_PW_fmax, a, b, out);
   });
   m.impl("fmin.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
-    return fmax_fmin_out("fmin", a, b, out);
+    return fmax_fmin_out(AXON_PW_fmin, a, b, out);
   });
-  BINARY_OUT("logaddexp2.out", "logaddexp2");
-  BINARY_OUT("nextafter.out", "nextafter");
   m.impl("heaviside.out", heaviside_out);
   m.impl("frexp.Tensor_out", frexp_out);
   m.impl("angle", angle);
@@ -372,7 +366,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("softshrink.out", softshrink_out);
   SHRINK_BACKWARD("softshrink_backward.grad_input");
   m.impl("hardshrink.out", [](const Tensor& s, const Scalar& l, Tensor& out) -> Tensor& {
-    return unary("hardshrink", s, out, Promote::Same, l.toDouble());
+    return unary(AXON_PW_hardshrink, s, out, Promote::Same, l.toDouble());
   });
   SHRINK_BACKWARD("hardshrink_backward.grad_input");
   m.impl("glu.out", glu_out);

@@ -23,9 +23,9 @@ at::ScalarType compute_dtype(const Tensor& out) {
   return info.has_fp64 ? at::kDouble : at::kFloat;
 }
 
-// Runs kernel factory/<name> over the 1-D `out` (already sized, steps >= 2). start and end are
+// Runs factory kernel `op` over the 1-D `out` (already sized, steps >= 2). start and end are
 // already in the output's type; beta is the kernel's per-op quantity; s2, s3 extra scalars.
-void run_factory(const char* name, Tensor& out, double start, double end, double beta,
+void run_factory(axon_pointwise_op op, Tensor& out, double start, double end, double beta,
                  double s2 = 0, double s3 = 0) {
   c10::DeviceGuard guard(out.device());
   at::ScalarType compute = compute_dtype(out);
@@ -38,8 +38,7 @@ void run_factory(const char* name, Tensor& out, double start, double end, double
   d.scalars[2] = s2;
   d.scalars[3] = s3;
   axon_dtype t = to_axon_dtype(compute);
-  std::string op = std::string("factory/") + name;
-  AXON_CHECK(axon_elementwise(stream_for(out), op.c_str(), t, t, &d, start, beta));
+  AXON_CHECK(axon_elementwise(stream_for(out), op, t, t, &d, start, beta));
   if (!target.is_same(out)) out.copy_(target);
 }
 
@@ -65,7 +64,7 @@ Tensor& linspace_out(const Scalar& start, const Scalar& end, int64_t steps, Tens
     const scalar_t s = start.to<scalar_t>(), e = end.to<scalar_t>();
     const step_t<scalar_t> step =
         (static_cast<step_t<scalar_t>>(e) - static_cast<step_t<scalar_t>>(s)) / (steps - 1);
-    run_factory("linspace", out, double(s), double(e), double(step));
+    run_factory(AXON_PW_linspace, out, double(s), double(e), double(step));
   });
   return out;
 }
@@ -82,7 +81,7 @@ Tensor& logspace_out(const Scalar& start, const Scalar& end, int64_t steps, doub
     const double diff = double(e - s);
     // A float kernel takes its scalars as float: the base goes as float plus remainder.
     const double hi = double(float(base));
-    run_factory("logspace", out, double(s), double(e), diff, hi, base - hi);
+    run_factory(AXON_PW_logspace, out, double(s), double(e), diff, hi, base - hi);
   });
   return out;
 }

@@ -18,7 +18,7 @@ using at::Tensor;
 
 Tensor& polygamma_out(int64_t n, const Tensor& self, Tensor& out) {
   TORCH_CHECK(n >= 0, "polygamma(n, x) does not support negative n.");
-  return unary("special/polygamma", self, out, Promote::IntToFloat, double(n));
+  return unary(AXON_PW_polygamma, self, out, Promote::IntToFloat, double(n));
 }
 
 // mvlgamma's functional form is composite (a sum of lgamma over shifted copies of the input,
@@ -34,68 +34,10 @@ Tensor& mvlgamma_out(const Tensor& self, int64_t p, Tensor& out) {
 
 }  // namespace
 
-#define SPECIAL1(name, kernel)                                       \
-  m.impl(name, [](const Tensor& self, Tensor& out) -> Tensor& {      \
-    return unary("special/" kernel, self, out, Promote::IntToFloat); \
-  })
-#define SPECIAL2(name, kernel)                                                \
-  m.impl(name, [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { \
-    return binary("special/" kernel, a, b, out, Promote::IntToFloat);         \
-  })
-
+// The other special functions register from the pointwise table (ops/pointwise_table.cpp).
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
-  // Error function and normal distribution.
-  SPECIAL1("erfc.out", "erfc");
-  SPECIAL1("erfinv.out", "erfinv");
-  SPECIAL1("special_erfcx.out", "erfcx");
-  SPECIAL1("special_ndtri.out", "ndtri");
-  SPECIAL1("special_log_ndtr.out", "log_ndtr");
-
-  // Gamma family.
-  SPECIAL1("lgamma.out", "lgamma");
-  SPECIAL1("digamma.out", "digamma");
   m.impl("polygamma.out", polygamma_out);
   m.impl("mvlgamma.out", mvlgamma_out);
-  SPECIAL2("special_zeta.out", "zeta");
-  SPECIAL2("igamma.out", "igamma");
-  SPECIAL2("igammac.out", "igammac");
-
-  // Elementary combinations.
-  SPECIAL1("sinc.out", "sinc");
-  SPECIAL1("special_entr.out", "entr");
-  SPECIAL2("special_xlog1py.out", "xlog1py");
-
-  // Bessel and Airy functions.
-  SPECIAL1("i0.out", "i0");
-  SPECIAL1("special_i0e.out", "i0e");
-  SPECIAL1("special_i1.out", "i1");
-  SPECIAL1("special_i1e.out", "i1e");
-  SPECIAL1("special_modified_bessel_i0.out", "i0");
-  SPECIAL1("special_modified_bessel_i1.out", "i1");
-  SPECIAL1("special_modified_bessel_k0.out", "k0");
-  SPECIAL1("special_modified_bessel_k1.out", "k1");
-  SPECIAL1("special_scaled_modified_bessel_k0.out", "k0e");
-  SPECIAL1("special_scaled_modified_bessel_k1.out", "k1e");
-  SPECIAL1("special_bessel_j0.out", "j0");
-  SPECIAL1("special_bessel_j1.out", "j1");
-  SPECIAL1("special_bessel_y0.out", "y0");
-  SPECIAL1("special_bessel_y1.out", "y1");
-  SPECIAL1("special_spherical_bessel_j0.out", "spherical_bessel_j0");
-  SPECIAL1("special_airy_ai.out", "airy_ai");
-
-  // Orthogonal polynomials p_n(x): x first, then n.
-  SPECIAL2("special_chebyshev_polynomial_t.out", "chebyshev_t");
-  SPECIAL2("special_chebyshev_polynomial_u.out", "chebyshev_u");
-  SPECIAL2("special_chebyshev_polynomial_v.out", "chebyshev_v");
-  SPECIAL2("special_chebyshev_polynomial_w.out", "chebyshev_w");
-  SPECIAL2("special_shifted_chebyshev_polynomial_t.out", "shifted_chebyshev_t");
-  SPECIAL2("special_shifted_chebyshev_polynomial_u.out", "shifted_chebyshev_u");
-  SPECIAL2("special_shifted_chebyshev_polynomial_v.out", "shifted_chebyshev_v");
-  SPECIAL2("special_shifted_chebyshev_polynomial_w.out", "shifted_chebyshev_w");
-  SPECIAL2("special_hermite_polynomial_h.out", "hermite_h");
-  SPECIAL2("special_hermite_polynomial_he.out", "hermite_he");
-  SPECIAL2("special_laguerre_polynomial_l.out", "laguerre_l");
-  SPECIAL2("special_legendre_polynomial_p.out", "legendre_p");
 }
 
 }  // namespace axon

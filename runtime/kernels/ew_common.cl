@@ -188,3 +188,66 @@ typedef struct ew_line {
            VOUT(expr);                           \
          },                                                     \
          TERNARY_BODY(STORE, expr))
+
+/* ---- kernels from the pointwise table (pointwise_ops.def, appended after the family's file)
+ * Each row of the family becomes ew_<name> and ewr_<name> (and ewv_<name> for VECTOR forms),
+ * their expression the row's math PW_<CLASS>_<name>(CT, a, b, c, alpha, beta) from
+ * pointwise_math.cl. The program's dtype class picks the row's column: float programs the
+ * float column, integer programs the integer one, bool programs the bool one (INT: the
+ * integer column and math). A family file says which rows are its own by defining
+ * PW_IN_<family>(...) as its arguments for itself and as nothing for the others. */
+#define AXON_POINTWISE(name, family, arity, ff, fi, fb, out, glue, aten, inductor)             \
+  PW_IN_##family(PW_DEFINE(PW_FORM(ff, fi, fb), PW_MATH(ff, fi, fb, PW_FLOAT_##name,           \
+                                                        PW_INT_##name, PW_BOOL_##name,       \
+                                                        PW_ANY_##name),                      \
+                           ew_##name, ewr_##name, ewv_##name, arity, out))
+#if defined(IS_FLOAT)
+#define PW_FORM(ff, fi, fb) ff
+#define PW_MATH(ff, fi, fb, F, I, B, A) PW_MATH_##ff(F, A)
+#elif defined(IS_BOOL)
+#define PW_FORM(ff, fi, fb) PW_BOOL_FORM_##fb(fi)
+#define PW_MATH(ff, fi, fb, F, I, B, A) PW_BOOL_MATH_##fb(fi, I, B, A)
+#else
+#define PW_FORM(ff, fi, fb) fi
+#define PW_MATH(ff, fi, fb, F, I, B, A) PW_MATH_##fi(I, A)
+#endif
+#define PW_BOOL_FORM_INT(fi) fi
+#define PW_BOOL_FORM_NONE(fi) NONE
+#define PW_BOOL_FORM_SCALAR(fi) SCALAR
+#define PW_BOOL_FORM_SCALAR_ANY(fi) SCALAR_ANY
+#define PW_BOOL_FORM_CUSTOM(fi) CUSTOM
+#define PW_BOOL_MATH_INT(fi, I, B, A) PW_MATH_(fi, I, A)
+#define PW_BOOL_MATH_NONE(fi, I, B, A)
+#define PW_BOOL_MATH_SCALAR(fi, I, B, A) B
+#define PW_BOOL_MATH_SCALAR_ANY(fi, I, B, A) A
+#define PW_BOOL_MATH_CUSTOM(fi, I, B, A)
+#define PW_MATH_(form, own, any) PW_MATH_##form(own, any)
+#define PW_MATH_NONE(own, any)
+#define PW_MATH_CUSTOM(own, any)
+#define PW_MATH_SCALAR(own, any) own
+#define PW_MATH_VECTOR(own, any) own
+#define PW_MATH_SCALAR_ANY(own, any) any
+#define PW_MATH_VECTOR_ANY(own, any) any
+/* The form pasted one level down, once PW_FORM has expanded. */
+#define PW_DEFINE(form, math, ew, ewr, ewv, arity, out) PW_DEFINE_(form, math, ew, ewr, ewv, arity, out)
+#define PW_DEFINE_(form, math, ew, ewr, ewv, arity, out) PW_KERNELS_##form(math, ew, ewr, ewv, arity, out)
+#define PW_KERNELS_NONE(math, ew, ewr, ewv, arity, out)
+#define PW_KERNELS_CUSTOM(math, ew, ewr, ewv, arity, out)
+#define PW_KERNELS_SCALAR(math, ew, ewr, ewv, arity, out) \
+  EW_BOTH(ew, ewr, arity, PW_BODY_##arity(PW_STORE_##out, math(CT, a, b, c, alpha, beta)))
+#define PW_KERNELS_SCALAR_ANY PW_KERNELS_SCALAR
+#define PW_KERNELS_VECTOR(math, ew, ewr, ewv, arity, out)                                   \
+  PW_KERNELS_SCALAR(math, ew, ewr, ewv, arity, out)                                         \
+  EW_VEC(ewv, { PW_VLOAD_##arity PW_VSTORE_##out(math(CT, a, b, c, alpha, beta)); },        \
+         PW_BODY_##arity(PW_STORE_##out, math(CT, a, b, c, alpha, beta)))
+#define PW_KERNELS_VECTOR_ANY PW_KERNELS_VECTOR
+#define PW_BODY_1 UNARY_BODY
+#define PW_BODY_2 BINARY_BODY
+#define PW_BODY_3 TERNARY_BODY
+#define PW_STORE_SAME STORE
+#define PW_STORE_BOOL ST_BOOL
+#define PW_VLOAD_1 CT a = VIN(1, x, s1);
+#define PW_VLOAD_2 PW_VLOAD_1 CT b = VIN(2, y, s2);
+#define PW_VLOAD_3 PW_VLOAD_2 CT c = VIN(3, z, s3);
+#define PW_VSTORE_SAME(v) VOUT(v)
+#define PW_VSTORE_BOOL(v) VST_BOOL(PTR(o), VAT(0), (v))

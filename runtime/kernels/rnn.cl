@@ -7,9 +7,9 @@
  * (float for the half types), as CUDA computes in its accumulate type.
  */
 
-inline CT sigmoid_of(CT x) {
-  return (CT)1 / ((CT)1 + exp(-x));
-}
+/* The pointwise ops' own sigmoid and tanh (pointwise_math.cl, built before this file). */
+#define sigmoid_of(x) PW_FLOAT_sigmoid(CT, x, , , , )
+#define tanh_of(x) PW_FLOAT_tanh(CT, x, , , , )
 
 /* Gate k of element j of the row at `row`: input and hidden parts, plus both biases. */
 #define INPUT_GATE(k) LOAD(PTR(ig), row + (k)*hidden + j)
@@ -24,10 +24,10 @@ KERNEL(rnn_lstm_cell)(BUF(ig), BUF(hg), BUF(ib), BUF(hb), BUF(cx), BUF(hy), BUF(
   if (e >= batch * hidden) return;
   long b = e / hidden, j = e - b * hidden, row = b * 4 * hidden;
   CT in = sigmoid_of(GATE(0)), forget = sigmoid_of(GATE(1));
-  CT cell = tanh(GATE(2)), out = sigmoid_of(GATE(3));
+  CT cell = tanh_of(GATE(2)), out = sigmoid_of(GATE(3));
   CT c = forget * LOAD(PTR(cx), e) + in * cell;
   STORE(PTR(cy), e, c);
-  STORE(PTR(hy), e, out * tanh(c));
+  STORE(PTR(hy), e, out * tanh_of(c));
   STORE(PTR(ws), row + j, in);
   STORE(PTR(ws), row + hidden + j, forget);
   STORE(PTR(ws), row + 2 * hidden + j, cell);
@@ -44,7 +44,7 @@ KERNEL(rnn_lstm_cell_backward)(BUF(ghy), BUF(gcy), BUF(cx), BUF(cy), BUF(ws), BU
   CT in = LOAD(PTR(ws), row + j), forget = LOAD(PTR(ws), row + hidden + j);
   CT cell = LOAD(PTR(ws), row + 2 * hidden + j), out = LOAD(PTR(ws), row + 3 * hidden + j);
   CT go = has_ghy ? LOAD(PTR(ghy), e) : (CT)0, gc = has_gcy ? LOAD(PTR(gcy), e) : (CT)0;
-  CT tanh_c = tanh(LOAD(PTR(cy), e));
+  CT tanh_c = tanh_of(LOAD(PTR(cy), e));
   CT grad_c = go * out * ((CT)1 - tanh_c * tanh_c) + gc; /* of cy, both paths */
   STORE(PTR(gg), row + j, grad_c * cell * ((CT)1 - in) * in);
   STORE(PTR(gg), row + hidden + j, grad_c * LOAD(PTR(cx), e) * ((CT)1 - forget) * forget);
@@ -62,7 +62,7 @@ KERNEL(rnn_gru_cell)(BUF(ig), BUF(hg), BUF(ib), BUF(hb), BUF(hx), BUF(hy), BUF(w
   long b = e / hidden, j = e - b * hidden, row = b * 3 * hidden, kept = b * 5 * hidden + j;
   CT reset = sigmoid_of(GATE(0)), update = sigmoid_of(GATE(1));
   CT hidden_new = HIDDEN_GATE(2) + BIAS(hb, 2);
-  CT n = tanh(INPUT_GATE(2) + BIAS(ib, 2) + reset * hidden_new);
+  CT n = tanh_of(INPUT_GATE(2) + BIAS(ib, 2) + reset * hidden_new);
   CT h = LOAD(PTR(hx), e);
   STORE(PTR(hy), e, n + update * (h - n));
   STORE(PTR(ws), kept, reset);

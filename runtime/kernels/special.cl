@@ -1,6 +1,7 @@
 /*
- * Special mathematical functions (torch.special and friends), one kernel ew_<name> each with
- * the elementwise signature of ew_common.cl. Everything is written generically in the compute
+ * Special mathematical functions (torch.special and friends): the math of the pointwise
+ * table's rows of family "special" (pointwise_ops.def, appended after this file, makes their
+ * kernels ew_<name> with the elementwise signature of ew_common.cl). Everything is written generically in the compute
  * type CT (float for float / float16 / bfloat16, double for float64): series and continued
  * fractions run until their terms drop below CT's epsilon, and constants carry double
  * precision. Edge values (poles, infinities, NaN, domain errors) follow PyTorch's CPU results.
@@ -20,6 +21,10 @@
  *                      Stirling-form prefactor for large a
  *   polynomials        three-term recurrences (trigonometric forms for Chebyshev at large n)
  */
+
+#define PW_IN_elementwise(...)
+#define PW_IN_special(...) __VA_ARGS__
+#define PW_IN_factory(...)
 
 #ifdef IS_FLOAT
 #define HALF ((CT)0.5)
@@ -674,48 +679,50 @@ inline CT spherical_j0_of(CT a) {
   return sin(a) / a;
 }
 
-VUNARY(erfc, erfc(a))
-UNARY(erfinv, STORE, erfinv_of(a))
-VUNARY(lgamma, lgamma(a))
-UNARY(digamma, STORE, digamma_of(a))
+/* ---- the ops' math (kernels come from the pointwise table's rows of family "special";
+ * torch.compile's kernels call these macros too, in float) ---------------------------------- */
+#define PW_FLOAT_erfc(T, a, b, c, alpha, beta) erfc(a)
+#define PW_FLOAT_erfinv(T, a, b, c, alpha, beta) erfinv_of(a)
+#define PW_FLOAT_lgamma(T, a, b, c, alpha, beta) lgamma(a)
+#define PW_FLOAT_digamma(T, a, b, c, alpha, beta) digamma_of(a)
 /* polygamma: alpha carries n. */
-UNARY(polygamma, STORE, polygamma_of((int)alpha, a))
-UNARY(sinc, STORE, sinc_of(a))
-UNARY(entr, STORE, entr_of(a))
-UNARY(ndtri, STORE, ndtri_of(a))
-UNARY(log_ndtr, STORE, log_ndtr_of(a))
-UNARY(erfcx, STORE, erfcx_of(a))
-VBINARY(xlog1py, isnan(b) ? b : (a == 0 ? (CT)0 : a * log1p(b)))
-BINARY(zeta, STORE, zeta_of(a, b))
-BINARY(igamma, STORE, igamma_of(a, b, 0))
-BINARY(igammac, STORE, igamma_of(a, b, 1))
+#define PW_FLOAT_polygamma(T, a, b, c, alpha, beta) polygamma_of((int)(alpha), a)
+#define PW_FLOAT_sinc(T, a, b, c, alpha, beta) sinc_of(a)
+#define PW_FLOAT_entr(T, a, b, c, alpha, beta) entr_of(a)
+#define PW_FLOAT_ndtri(T, a, b, c, alpha, beta) ndtri_of(a)
+#define PW_FLOAT_log_ndtr(T, a, b, c, alpha, beta) log_ndtr_of(a)
+#define PW_FLOAT_erfcx(T, a, b, c, alpha, beta) erfcx_of(a)
+#define PW_FLOAT_xlog1py(T, a, b, c, alpha, beta) (isnan(b) ? (b) : ((a) == 0 ? (T)0 : (a) * log1p(b)))
+#define PW_FLOAT_zeta(T, a, b, c, alpha, beta) zeta_of(a, b)
+#define PW_FLOAT_igamma(T, a, b, c, alpha, beta) igamma_of(a, b, 0)
+#define PW_FLOAT_igammac(T, a, b, c, alpha, beta) igamma_of(a, b, 1)
 
-UNARY(i0, STORE, bessel_i(0, a, 0))
-UNARY(i0e, STORE, bessel_i(0, a, 1))
-UNARY(i1, STORE, bessel_i(1, a, 0))
-UNARY(i1e, STORE, bessel_i(1, a, 1))
-UNARY(k0, STORE, bessel_k(0, a, 0))
-UNARY(k0e, STORE, bessel_k(0, a, 1))
-UNARY(k1, STORE, bessel_k(1, a, 0))
-UNARY(k1e, STORE, bessel_k(1, a, 1))
-UNARY(j0, STORE, bessel_j(0, a))
-UNARY(j1, STORE, bessel_j(1, a))
-UNARY(y0, STORE, bessel_y(0, a))
-UNARY(y1, STORE, bessel_y(1, a))
-UNARY(airy_ai, STORE, airy_ai_of(a))
-UNARY(spherical_bessel_j0, STORE, spherical_j0_of(a))
+#define PW_FLOAT_i0(T, a, b, c, alpha, beta) bessel_i(0, a, 0)
+#define PW_FLOAT_i0e(T, a, b, c, alpha, beta) bessel_i(0, a, 1)
+#define PW_FLOAT_i1(T, a, b, c, alpha, beta) bessel_i(1, a, 0)
+#define PW_FLOAT_i1e(T, a, b, c, alpha, beta) bessel_i(1, a, 1)
+#define PW_FLOAT_k0(T, a, b, c, alpha, beta) bessel_k(0, a, 0)
+#define PW_FLOAT_k0e(T, a, b, c, alpha, beta) bessel_k(0, a, 1)
+#define PW_FLOAT_k1(T, a, b, c, alpha, beta) bessel_k(1, a, 0)
+#define PW_FLOAT_k1e(T, a, b, c, alpha, beta) bessel_k(1, a, 1)
+#define PW_FLOAT_j0(T, a, b, c, alpha, beta) bessel_j(0, a)
+#define PW_FLOAT_j1(T, a, b, c, alpha, beta) bessel_j(1, a)
+#define PW_FLOAT_y0(T, a, b, c, alpha, beta) bessel_y(0, a)
+#define PW_FLOAT_y1(T, a, b, c, alpha, beta) bessel_y(1, a)
+#define PW_FLOAT_airy_ai(T, a, b, c, alpha, beta) airy_ai_of(a)
+#define PW_FLOAT_spherical_bessel_j0(T, a, b, c, alpha, beta) spherical_j0_of(a)
 
 /* Polynomials: a = x, b = n. The shifted Chebyshev polynomials are the plain ones at 2x - 1. */
-BINARY(chebyshev_t, STORE, chebyshev_t_of(a, (long)b))
-BINARY(chebyshev_u, STORE, chebyshev_u_of(a, (long)b))
-BINARY(chebyshev_v, STORE, chebyshev_v_of(a, (long)b))
-BINARY(chebyshev_w, STORE, chebyshev_w_of(a, (long)b))
-BINARY(shifted_chebyshev_t, STORE, chebyshev_t_of(a + a - 1, (long)b))
-BINARY(shifted_chebyshev_u, STORE, chebyshev_u_of(a + a - 1, (long)b))
-BINARY(shifted_chebyshev_v, STORE, chebyshev_v_of(a + a - 1, (long)b))
-BINARY(shifted_chebyshev_w, STORE, chebyshev_w_of(a + a - 1, (long)b))
-BINARY(hermite_h, STORE, hermite_of(a, (long)b, (CT)2))
-BINARY(hermite_he, STORE, hermite_of(a, (long)b, (CT)1))
-BINARY(laguerre_l, STORE, laguerre_of(a, (long)b))
-BINARY(legendre_p, STORE, legendre_of(a, (long)b))
+#define PW_FLOAT_chebyshev_t(T, a, b, c, alpha, beta) chebyshev_t_of(a, (long)(b))
+#define PW_FLOAT_chebyshev_u(T, a, b, c, alpha, beta) chebyshev_u_of(a, (long)(b))
+#define PW_FLOAT_chebyshev_v(T, a, b, c, alpha, beta) chebyshev_v_of(a, (long)(b))
+#define PW_FLOAT_chebyshev_w(T, a, b, c, alpha, beta) chebyshev_w_of(a, (long)(b))
+#define PW_FLOAT_shifted_chebyshev_t(T, a, b, c, alpha, beta) chebyshev_t_of((a) + (a) - 1, (long)(b))
+#define PW_FLOAT_shifted_chebyshev_u(T, a, b, c, alpha, beta) chebyshev_u_of((a) + (a) - 1, (long)(b))
+#define PW_FLOAT_shifted_chebyshev_v(T, a, b, c, alpha, beta) chebyshev_v_of((a) + (a) - 1, (long)(b))
+#define PW_FLOAT_shifted_chebyshev_w(T, a, b, c, alpha, beta) chebyshev_w_of((a) + (a) - 1, (long)(b))
+#define PW_FLOAT_hermite_h(T, a, b, c, alpha, beta) hermite_of(a, (long)(b), (T)2)
+#define PW_FLOAT_hermite_he(T, a, b, c, alpha, beta) hermite_of(a, (long)(b), (T)1)
+#define PW_FLOAT_laguerre_l(T, a, b, c, alpha, beta) laguerre_of(a, (long)(b))
+#define PW_FLOAT_legendre_p(T, a, b, c, alpha, beta) legendre_of(a, (long)(b))
 #endif

@@ -287,6 +287,9 @@ static char *kernel_file(const char *name) {
   if (dir && *dir) {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s.cl", dir, name);
+    char *text = read_file(path);
+    if (text) return text;
+    snprintf(path, sizeof path, "%s/%s.def", dir, name); /* the pointwise table */
     return read_file(path);
   }
   for (const axon_embedded_source *e = axon_embedded_sources; e->name; e++)

@@ -98,7 +98,7 @@ static void test_elementwise_f32(void) {
   d.data[0] = dout;
   d.data[1] = dx;
   d.data[2] = dy;
-  CHECK_OK(axon_elementwise(S, "add", AXON_F32, AXON_F32, &d, 2.5, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_add, AXON_F32, AXON_F32, &d, 2.5, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = (double)x[i] + 2.5 * (double)y[i];
   check_f32("add(x, y, alpha=2.5) f32", out, want, N, 1.0, 1e-6);
@@ -109,7 +109,7 @@ static void test_elementwise_f32(void) {
   d.data[1] = dx;
   d.data[2] = dyrow;
   d.strides[2][1] = 0;
-  CHECK_OK(axon_elementwise(S, "mul", AXON_F32, AXON_F32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_F32, AXON_F32, &d, 1.0, 0.0));
   down(out, dout, sizeof out);
   for (int r = 0; r < R; r++)
     for (int c = 0; c < C; c++) want[r * C + c] = (double)x[r * C + c] * yrow[c];
@@ -122,7 +122,7 @@ static void test_elementwise_f32(void) {
   d.strides[1][0] = R;
   d.strides[1][1] = 1;
   d.data[2] = dy;
-  CHECK_OK(axon_elementwise(S, "div", AXON_F32, AXON_F32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_div, AXON_F32, AXON_F32, &d, 1.0, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = (double)x[i] / y[i];
   check_f32("div(transposed x, y) f32", out, want, N, 1e-30, 3e-7);
@@ -132,7 +132,7 @@ static void test_elementwise_f32(void) {
   d.data[0] = dbool;
   d.data[1] = dx;
   d.data[2] = dy;
-  CHECK_OK(axon_elementwise(S, "lt", AXON_F32, AXON_BOOL, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_lt, AXON_F32, AXON_BOOL, &d, 1.0, 0.0));
   down(bout, dbool, sizeof bout);
   int mism = 0;
   for (int i = 0; i < N; i++) mism += bout[i] != (x[i] < y[i] ? 1 : 0);
@@ -145,7 +145,7 @@ static void test_elementwise_f32(void) {
   d.data[2] = dx;
   d.is_scalar[3] = 1;
   d.scalars[3] = -7.25;
-  CHECK_OK(axon_elementwise(S, "where", AXON_F32, AXON_F32, &d, 0.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_where, AXON_F32, AXON_F32, &d, 0.0, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = cond[i] ? x[i] : -7.25;
   check_f32("where(cond, x, scalar -7.25) f32", out, want, N, 1e-30, 0.0);
@@ -156,7 +156,7 @@ static void test_elementwise_f32(void) {
   d.strides[0][0] = R;
   d.strides[0][1] = 1;
   d.data[1] = dx;
-  CHECK_OK(axon_elementwise(S, "relu", AXON_F32, AXON_F32, &d, 0.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_relu, AXON_F32, AXON_F32, &d, 0.0, 0.0));
   down(out, dout, sizeof out);
   for (int r = 0; r < R; r++)
     for (int c = 0; c < C; c++) want[c * R + r] = x[r * C + c] > 0 ? x[r * C + c] : 0.0;
@@ -166,15 +166,15 @@ static void test_elementwise_f32(void) {
   d = ew2d(C, R, 1);
   d.data[0] = dout;
   d.data[1] = dx;
-  CHECK_OK(axon_elementwise(S, "exp", AXON_F32, AXON_F32, &d, 0.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_exp, AXON_F32, AXON_F32, &d, 0.0, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = exp((double)x[i]);
   check_f32("exp(x) f32", out, want, N, 1e-30, 2e-6);
-  CHECK_OK(axon_elementwise(S, "gelu", AXON_F32, AXON_F32, &d, 0.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_gelu, AXON_F32, AXON_F32, &d, 0.0, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = gelu_ref(x[i]);
   check_f32("gelu(x) f32", out, want, N, 1.0, 1e-5);
-  CHECK_OK(axon_elementwise(S, "gelu_tanh", AXON_F32, AXON_F32, &d, 0.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_gelu_tanh, AXON_F32, AXON_F32, &d, 0.0, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = gelu_tanh_ref(x[i]);
   check_f32("gelu_tanh(x) f32", out, want, N, 1.0, 1e-5);
@@ -189,7 +189,7 @@ static void test_elementwise_f32(void) {
   d.data[1] = dx;
   d.is_scalar[2] = 1;
   d.scalars[2] = 0.75;
-  CHECK_OK(axon_elementwise(S, "add", AXON_F32, AXON_F32, &d, -2.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_add, AXON_F32, AXON_F32, &d, -2.0, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = (double)x[i] - 1.5;
   check_f32("add(x, scalar 0.75, alpha=-2) f32", out, want, N, 1.0, 1e-6);
@@ -198,7 +198,7 @@ static void test_elementwise_f32(void) {
   d.is_scalar[1] = 1;
   d.scalars[1] = 3.0;
   d.data[2] = dy;
-  CHECK_OK(axon_elementwise(S, "mul", AXON_F32, AXON_F32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_F32, AXON_F32, &d, 1.0, 0.0));
   down(out, dout, sizeof out);
   for (int i = 0; i < N; i++) want[i] = 3.0 * y[i];
   check_f32("mul(scalar 3, y) f32", out, want, N, 1e-30, 1e-7);
@@ -220,7 +220,7 @@ static void test_elementwise_f32(void) {
   d.data[0] = dout;
   d.data[1] = dx;
   d.data[2] = dyrow;
-  CHECK_OK(axon_elementwise(S, "sub", AXON_F32, AXON_F32, &d, 0.5, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_sub, AXON_F32, AXON_F32, &d, 0.5, 0.0));
   down(out, dout, sizeof out);
   for (int r = 0; r < R; r++)
     for (int c = 0; c < C; c++) want[r * C + c] = (double)x[r * C + c] - 0.5 * yrow[c];
@@ -232,23 +232,26 @@ static void test_elementwise_f32(void) {
   d.data[0] = dout;
   d.data[1] = (float *)dx + 7;
   d.data[2] = (float *)dy + 9;
-  CHECK_OK(axon_elementwise(S, "mul", AXON_F32, AXON_F32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_F32, AXON_F32, &d, 1.0, 0.0));
   down(out, dout, 2 * sizeof(float));
   want[0] = (double)x[7] * y[9];
   want[1] = (double)x[1] - 0.5 * yrow[1]; /* untouched since the 3-D sub above */
   check_f32("mul of 0-dim tensors writes exactly one element", out, want, 2, 1.0, 1e-6);
   d.ninputs = 4;
-  CHECK_STATUS(axon_elementwise(S, "add", AXON_F32, AXON_F32, &d, 1.0, 0.0),
+  CHECK_STATUS(axon_elementwise(S, AXON_PW_add, AXON_F32, AXON_F32, &d, 1.0, 0.0),
                AXON_ERROR_INVALID_ARGUMENT);
   d.ninputs = 2;
 
-  /* An unknown op is reported, not crashed on. */
-  CHECK_STATUS(axon_elementwise(S, "no_such_op", AXON_F32, AXON_F32, &d, 0, 0),
+  /* An unknown op id is reported, not crashed on; so is an op without a kernel for the dtype
+   * (bitwise ops have no float kernel). */
+  CHECK_STATUS(axon_elementwise(S, AXON_PW_COUNT, AXON_F32, AXON_F32, &d, 0, 0),
+               AXON_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(axon_elementwise(S, AXON_PW_bitwise_and, AXON_F32, AXON_F32, &d, 0, 0),
                AXON_ERROR_UNSUPPORTED);
   /* An empty iteration is a no-op. */
   d.ndim = 1;
   d.sizes[0] = 0;
-  CHECK_OK(axon_elementwise(S, "add", AXON_F32, AXON_F32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_add, AXON_F32, AXON_F32, &d, 1.0, 0.0));
 
   axon_free(dx);
   axon_free(dy);
@@ -280,17 +283,17 @@ static void test_elementwise_int(void) {
   d.data[1] = dx;
   d.data[2] = dy;
   int bad;
-  CHECK_OK(axon_elementwise(S, "add", AXON_I64, AXON_I64, &d, 3.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_add, AXON_I64, AXON_I64, &d, 3.0, 0.0));
   down(out, dout, sizeof out);
   bad = 0;
   for (int i = 0; i < N; i++) bad += out[i] != x[i] + 3 * y[i];
   CHECK(bad == 0, "add(x, y, alpha=3) int64 beyond 32 bits (%d wrong)", bad);
-  CHECK_OK(axon_elementwise(S, "mul", AXON_I64, AXON_I64, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_I64, AXON_I64, &d, 1.0, 0.0));
   down(out, dout, sizeof out);
   bad = 0;
   for (int i = 0; i < N; i++) bad += out[i] != x[i] * y[i];
   CHECK(bad == 0, "mul(x, y) int64 (%d wrong)", bad);
-  CHECK_OK(axon_elementwise(S, "div_floor", AXON_I64, AXON_I64, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_div_floor, AXON_I64, AXON_I64, &d, 1.0, 0.0));
   down(out, dout, sizeof out);
   bad = 0;
   for (int i = 0; i < N; i++) bad += out[i] != floor_div64(x[i], y[i]);
@@ -299,7 +302,7 @@ static void test_elementwise_int(void) {
   d.is_scalar[2] = 1;
   d.iscalars[2] = 9007199254740993ll; /* 2^53 + 1: not a double */
   d.scalars[2] = 0.0;
-  CHECK_OK(axon_elementwise(S, "add", AXON_I64, AXON_I64, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_add, AXON_I64, AXON_I64, &d, 1.0, 0.0));
   down(out, dout, sizeof out);
   bad = 0;
   for (int i = 0; i < N; i++) bad += out[i] != x[i] + 9007199254740993ll;
@@ -321,28 +324,28 @@ static void test_elementwise_int(void) {
   d.data[0] = do32;
   d.data[1] = da;
   d.data[2] = db;
-  CHECK_OK(axon_elementwise(S, "sub", AXON_I32, AXON_I32, &d, 2.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_sub, AXON_I32, AXON_I32, &d, 2.0, 0.0));
   down(o32, do32, sizeof o32);
   bad = 0;
   for (int i = 0; i < N; i++) bad += o32[i] != a[i] - 2 * b[i];
   CHECK(bad == 0, "sub(a, b, alpha=2) int32 (%d wrong)", bad);
-  CHECK_OK(axon_elementwise(S, "mul", AXON_I32, AXON_I32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_I32, AXON_I32, &d, 1.0, 0.0));
   down(o32, do32, sizeof o32);
   bad = 0;
   for (int i = 0; i < N; i++) bad += o32[i] != a[i] * b[i];
   CHECK(bad == 0, "mul(a, b) int32 (%d wrong)", bad);
-  CHECK_OK(axon_elementwise(S, "div_trunc", AXON_I32, AXON_I32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_div_trunc, AXON_I32, AXON_I32, &d, 1.0, 0.0));
   down(o32, do32, sizeof o32);
   bad = 0;
   for (int i = 0; i < N; i++) bad += o32[i] != a[i] / b[i];
   CHECK(bad == 0, "div_trunc(a, b) int32 (%d wrong)", bad);
-  CHECK_OK(axon_elementwise(S, "bitwise_xor", AXON_I32, AXON_I32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_bitwise_xor, AXON_I32, AXON_I32, &d, 1.0, 0.0));
   down(o32, do32, sizeof o32);
   bad = 0;
   for (int i = 0; i < N; i++) bad += o32[i] != (a[i] ^ b[i]);
   CHECK(bad == 0, "bitwise_xor(a, b) int32 (%d wrong)", bad);
   d.data[0] = dbo;
-  CHECK_OK(axon_elementwise(S, "ge", AXON_I32, AXON_BOOL, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_ge, AXON_I32, AXON_BOOL, &d, 1.0, 0.0));
   down(bo, dbo, sizeof bo);
   bad = 0;
   for (int i = 0; i < N; i++) bad += bo[i] != (a[i] >= b[i]);
@@ -351,7 +354,7 @@ static void test_elementwise_int(void) {
   d.data[0] = do32;
   d.is_scalar[2] = 1;
   d.iscalars[2] = -123456;
-  CHECK_OK(axon_elementwise(S, "add", AXON_I32, AXON_I32, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_add, AXON_I32, AXON_I32, &d, 1.0, 0.0));
   down(o32, do32, sizeof o32);
   bad = 0;
   for (int i = 0; i < N; i++) bad += o32[i] != a[i] - 123456;
@@ -391,14 +394,14 @@ static void test_elementwise_half(void) {
   d.data[0] = dho;
   d.data[1] = dhx;
   d.data[2] = dhy;
-  CHECK_OK(axon_elementwise(S, "add", AXON_F16, AXON_F16, &d, 0.5, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_add, AXON_F16, AXON_F16, &d, 0.5, 0.0));
   down(hout, dho, sizeof hout);
   for (int i = 0; i < N; i++) {
     got[i] = half_to_float(hout[i]);
     want[i] = (double)half_to_float(hx[i]) + 0.5 * (double)half_to_float(hy[i]);
   }
   check_f32("add(x, y, alpha=0.5) float16 storage", got, want, N, 1e-2, 1e-3);
-  CHECK_OK(axon_elementwise(S, "mul", AXON_F16, AXON_F16, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_F16, AXON_F16, &d, 1.0, 0.0));
   down(hout, dho, sizeof hout);
   int bad = 0;
   for (int i = 0; i < N; i++)
@@ -408,7 +411,7 @@ static void test_elementwise_half(void) {
   d.data[0] = dbo;
   d.data[1] = dbx;
   d.data[2] = dby;
-  CHECK_OK(axon_elementwise(S, "mul", AXON_BF16, AXON_BF16, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_BF16, AXON_BF16, &d, 1.0, 0.0));
   down(bout, dbo, sizeof bout);
   bad = 0;
   for (int i = 0; i < N; i++)
@@ -417,7 +420,7 @@ static void test_elementwise_half(void) {
   d = ew1d(N, 1);
   d.data[0] = dbo;
   d.data[1] = dbx;
-  CHECK_OK(axon_elementwise(S, "exp", AXON_BF16, AXON_BF16, &d, 0.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_exp, AXON_BF16, AXON_BF16, &d, 0.0, 0.0));
   down(bout, dbo, sizeof bout);
   for (int i = 0; i < N; i++) {
     got[i] = bf16_to_float(bout[i]);
@@ -430,7 +433,7 @@ static void test_elementwise_half(void) {
   d.data[1] = dhx;
   d.is_scalar[2] = 1;
   d.scalars[2] = 0.25;
-  CHECK_OK(axon_elementwise(S, "mul", AXON_F16, AXON_F16, &d, 1.0, 0.0));
+  CHECK_OK(axon_elementwise(S, AXON_PW_mul, AXON_F16, AXON_F16, &d, 1.0, 0.0));
   down(hout, dho, sizeof hout);
   for (int i = 0; i < N; i++) {
     got[i] = half_to_float(hout[i]);
@@ -455,7 +458,7 @@ static void test_elementwise_half(void) {
     d.data[0] = dfo;
     d.data[1] = dfx;
     d.data[2] = dfy;
-    CHECK_OK(axon_elementwise(S, "div", AXON_F64, AXON_F64, &d, 1.0, 0.0));
+    CHECK_OK(axon_elementwise(S, AXON_PW_div, AXON_F64, AXON_F64, &d, 1.0, 0.0));
     down(fo, dfo, sizeof fo);
     for (int i = 0; i < N; i++) fw[i] = fx[i] / fy[i];
     check_f64("div(x, y) float64", fo, fw, N, 1e-300, 1e-15);

@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
     base = base ? base + 1 : argv[i];
     size_t len = strlen(base);
     if (len > 3 && !strcmp(base + len - 3, ".cl")) len -= 3;
+    if (len > 4 && !strcmp(base + len - 4, ".def")) len -= 4;
     fprintf(out, "    {\"%.*s\", source_%d},\n", (int)len, base, i);
   }
   fprintf(out, "    {NULL, NULL}};\n");

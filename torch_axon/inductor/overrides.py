@@ -1,5 +1,11 @@
 """Inductor's ops as OpenCL C expressions.
 
+The pointwise math is not written here: every Inductor op that names a row of the pointwise
+table (the runtime's kernels/pointwise_ops.def, its inductor column) becomes a call of that
+row's macro in kernels/pointwise_math.cl, the definitions the eager kernels expand too. What
+stays here is what is no pointwise op: conversions, constants, index values, masks, where and
+Philox random numbers.
+
 Values live in their compute type (``COMPUTE_TYPE``): float16 and bfloat16 compute in float,
 as PyTorch's own kernels do, and are rounded where Inductor converts to them. Every expression
 is typed, because OpenCL C has no ``auto``: the kernel declares each variable with the C type
@@ -8,8 +14,11 @@ of its dtype (``kernel.TypedCSE``).
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import itertools
 import math
+import re
 
 import sympy
 import torch
@@ -87,45 +96,6 @@ def _cast_all(*values: object) -> list[str]:
     return [f"(({ctype})({v}))" if isinstance(v, CSEVariable) else str(v) for v in values]
 
 
-def _float_or_int_fn(float_form: str, int_form: str):
-    """A binary op written one way for floats (operands promoted) and another for integers."""
-
-    def fn(a, b) -> str:
-        if _is_float(a) or _is_float(b):
-            x, y = _cast_all(a, b)
-            return float_form.format(x=x, y=y)
-        return int_form.format(a=a, b=b)
-
-    return staticmethod(fn)
-
-
-def _float_binary_fn(name: str):
-    def fn(a, b) -> str:
-        x, y = _cast_all(a, b)
-        return f"{name}({x}, {y})"
-
-    return staticmethod(fn)
-
-
-def _float_operand(x: CSEVariable) -> str:
-    return str(x) if _is_float(x) else f"(AXON_FLOAT_T)({x})"
-
-
-def _exp(x: CSEVariable, operand: str) -> str:
-    """exp of operand (x, or an expression of x's type): a float's in straight-line code, which
-    vectorises where the library's call does not (axon_exp_float in prelude.py)."""
-    if _is_float(x) and x.dtype != torch.float64:
-        return f"axon_exp_float({operand})"
-    return f"exp({operand if _is_float(x) else f'(AXON_FLOAT_T)({operand})'})"
-
-
-def _float_fn(name: str):
-    def fn(x: CSEVariable) -> str:
-        return f"{name}({_float_operand(x)})"
-
-    return staticmethod(fn)
-
-
 class OpenCLOverrides(OpOverrides):
     """Inductor's pointwise ops as OpenCL C source."""
 
@@ -189,108 +159,6 @@ class OpenCLOverrides(OpOverrides):
         c_str = c if isinstance(c, CSEVariable) else literal(c, getattr(b, "dtype", None))
         return f"(({a}) ? ({b_str}) : ({c_str}))"
 
-    # Arithmetic where C differs from Python or from torch.
-    @staticmethod
-    def truediv(a, b) -> str:
-        x, y = _cast_all(a, b)
-        return f"({x} / {y})"
-
-    @staticmethod
-    def floordiv(a, b) -> str:
-        if _is_float(a) or _is_float(b):
-            x, y = _cast_all(a, b)
-            return f"floor({x} / {y})"
-        return f"axon_floordiv((long)({a}), (long)({b}))"
-
-    @staticmethod
-    def truncdiv(a, b) -> str:
-        return f"(({a}) / ({b}))"
-
-    @staticmethod
-    def mod(a, b) -> str:
-        return OpenCLOverrides.fmod(a, b)
-
-    @staticmethod
-    def maximum(a, b) -> str:
-        x, y = _cast_all(a, b)
-        if _is_float(a) or _is_float(b):  # NaN wins, as in torch.maximum
-            return f"((isnan({x}) || {x} > {y}) ? {x} : {y})"
-        return f"({x} > {y} ? {x} : {y})"
-
-    @staticmethod
-    def minimum(a, b) -> str:
-        x, y = _cast_all(a, b)
-        if _is_float(a) or _is_float(b):
-            return f"((isnan({x}) || {x} < {y}) ? {x} : {y})"
-        return f"({x} < {y} ? {x} : {y})"
-
-    @staticmethod
-    def abs(x) -> str:
-        return f"fabs({x})" if _is_float(x) else f"(({x}) < 0 ? -({x}) : ({x}))"
-
-    @staticmethod
-    def sign(x) -> str:
-        ctype = compute_type(getattr(x, "dtype", None))
-        zero_or_one = f"(({ctype})((({x}) > 0) - (({x}) < 0)))"
-        return f"(isnan({x}) ? ({x}) : {zero_or_one})" if _is_float(x) else zero_or_one
-
-    @staticmethod
-    def signbit(x) -> str:
-        return f"(signbit({x}) != 0)" if _is_float(x) else f"(({x}) < 0)"
-
-    @staticmethod
-    def isnan(x) -> str:
-        return f"(isnan({x}) != 0)" if _is_float(x) else "0"
-
-    @staticmethod
-    def isinf(x) -> str:
-        return f"(isinf({x}) != 0)" if _is_float(x) else "0"
-
-    @staticmethod
-    def exp(x) -> str:
-        return _exp(x, str(x))
-
-    @staticmethod
-    def sigmoid(x) -> str:
-        t = "double" if getattr(x, "dtype", None) == torch.float64 else "float"
-        return f"(({t})1 / (({t})1 + {_exp(x, f'-({x})')}))"
-
-    @staticmethod
-    def relu(x) -> str:
-        return OpenCLOverrides.maximum(x, ops.constant(0, x.dtype))
-
-    @staticmethod
-    def round(x) -> str:
-        return f"rint({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def floor(x) -> str:
-        return f"floor({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def ceil(x) -> str:
-        return f"ceil({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def trunc(x) -> str:
-        return f"trunc({x})" if _is_float(x) else str(x)
-
-    @staticmethod
-    def logical_and(a, b) -> str:
-        return f"(({a}) && ({b}))"
-
-    @staticmethod
-    def logical_or(a, b) -> str:
-        return f"(({a}) || ({b}))"
-
-    @staticmethod
-    def logical_xor(a, b) -> str:
-        return f"((({a}) != 0) != (({b}) != 0))"
-
-    @staticmethod
-    def logical_not(a) -> str:
-        return f"(!({a}))"
-
     @staticmethod
     def rand(seed, offset) -> str:
         return f"axon_rand((long)({seed}), (long)({offset}))"
@@ -303,84 +171,75 @@ class OpenCLOverrides(OpOverrides):
     def randint64(seed, offset, low, high) -> str:
         return f"axon_randint64((long)({seed}), (long)({offset}), (long)({low}), (long)({high}))"
 
-    @staticmethod
-    def erf(x) -> str:  # Axon's vectorisable float form (kernels/float_math.cl)
-        return f"erf({x})" if getattr(x, "dtype", None) == torch.float64 else f"erf_float((float)({x}))"
 
-    @staticmethod
-    def square(x) -> str:
-        return f"(({x}) * ({x}))"
+# ---- the pointwise table ---------------------------------------------------------------------
 
-    @staticmethod
-    def reciprocal(x) -> str:
-        return f"(1 / ({x}))"
+# AXON_POINTWISE(name, family, arity, float, integer, bool, output, glue, aten, inductor)
+_ROW = re.compile(r"^AXON_POINTWISE\((.*)\)\s*$", re.M)
 
 
-for _name in (
-    "exp2 expm1 log log2 log10 log1p sqrt rsqrt sin cos tan asin acos atan sinh cosh tanh "
-    "asinh acosh atanh erfc lgamma tgamma"
-).split():
-    setattr(OpenCLOverrides, _name, _float_fn(_name))
-OpenCLOverrides.libdevice_exp = OpenCLOverrides.exp
-for _name in ("atan2", "hypot", "copysign", "nextafter"):
-    setattr(OpenCLOverrides, _name, _float_binary_fn(_name))
-OpenCLOverrides.fmod = _float_or_int_fn("fmod({x}, {y})", "(({a}) % ({b}))")
-OpenCLOverrides.remainder = _float_or_int_fn("axon_fremainder({x}, {y})", "axon_floormod((long)({a}), (long)({b}))")
-OpenCLOverrides.pow = _float_or_int_fn("pow({x}, {y})", "axon_ipow((long)({a}), (long)({b}))")
+@dataclasses.dataclass(frozen=True)
+class PointwiseRow:
+    """A row of kernels/pointwise_ops.def (its header says what each column means)."""
+
+    name: str
+    family: str
+    arity: int
+    forms: dict[str, str]  # "FLOAT" / "INT" / "BOOL" -> the form of that class's kernel
+    inductor: tuple[str, ...]
+
+    def math(self, dtype: torch.dtype) -> str:
+        """The math macro for values of `dtype`: PW_<CLASS>_<name>, or PW_ANY_<name> where the
+        row has one definition for every class."""
+        cls = "FLOAT" if dtype.is_floating_point else ("BOOL" if dtype == torch.bool else "INT")
+        form = self.forms[cls]
+        if cls == "BOOL" and form == "INT":
+            cls, form = "INT", self.forms["INT"]
+        if form in ("NONE", "CUSTOM"):
+            raise NotImplementedError(f"axon: {self.name} has no {dtype} definition in the pointwise table")
+        return f"PW_ANY_{self.name}" if form.endswith("_ANY") else f"PW_{cls}_{self.name}"
 
 
-def _special_fn(template: str):
-    """A special function from kernels/special.cl, computed in float (float64 values refuse:
-    the float definitions would downcast them)."""
+@functools.cache
+def pointwise_table() -> tuple[PointwiseRow, ...]:
+    from .. import _C
+
+    rows = []
+    for match in _ROW.finditer(_C._kernel_file("pointwise_ops")):
+        cells = [c.strip() for c in re.split(r',(?=(?:[^"]*"[^"]*")*[^"]*$)', match.group(1))]
+        name, family, arity, float_form, int_form, bool_form = cells[:6]
+        forms = {"FLOAT": float_form, "INT": int_form, "BOOL": bool_form}
+        rows.append(PointwiseRow(name, family, int(arity), forms, tuple(cells[9].strip('"').split())))
+    return tuple(rows)
+
+
+# Inductor ops whose operands come in another order than the row's a, b, c, alpha: polygamma's
+# order n comes first and is the eager kernel's alpha.
+_OPERANDS = {"polygamma": lambda n, x: ((x,), n)}
+
+
+def _table_op(row: PointwiseRow, inductor_name: str):
+    """Inductor's op `inductor_name` as a call of the row's math: operands in their promoted
+    compute type (integers in float where the row has no integer definition); special
+    functions in float, as their eager kernels for float32 compute them."""
 
     def fn(*args) -> str:
-        if any(getattr(a, "dtype", None) == torch.float64 for a in args):
-            raise NotImplementedError("axon: compiled kernels compute special functions in float32 only so far")
-        V.kernel.uses_special_functions = True
-        return template.format(*(f"((float)({a}))" for a in args))
+        operands, alpha = _OPERANDS.get(inductor_name, lambda *a: (a, 0))(*args)
+        dtype = _promoted(*operands)
+        if row.family == "special":
+            if dtype == torch.float64:
+                raise NotImplementedError("axon: compiled kernels compute special functions in float32 only so far")
+            V.kernel.uses_special_functions = True
+            dtype = torch.float32
+        elif not dtype.is_floating_point and row.forms["INT"] == "NONE":
+            dtype = torch.float32
+        ctype = compute_type(dtype)
+        values = [f"(({ctype})({v}))" for v in operands] + ["0"] * (3 - len(operands))
+        return f"{row.math(dtype)}({ctype}, {', '.join(values)}, {alpha}, 0)"
 
     return staticmethod(fn)
 
 
-# Inductor's op -> the eager kernel's definition (kernels/special.cl, its ew_* kernels).
-SPECIAL_FUNCTIONS = {
-    "erfinv": "erfinv_of({0})",
-    "ndtri": "ndtri_of({0})",
-    "log_ndtr": "log_ndtr_of({0})",
-    "erfcx": "erfcx_of({0})",
-    "digamma": "digamma_of({0})",
-    "polygamma": "polygamma_of((int){0}, {1})",
-    "zeta": "zeta_of({0}, {1})",
-    "igamma": "igamma_of({0}, {1}, 0)",
-    "igammac": "igamma_of({0}, {1}, 1)",
-    "i0": "bessel_i(0, {0}, 0)",
-    "i0e": "bessel_i(0, {0}, 1)",
-    "i1": "bessel_i(1, {0}, 0)",
-    "i1e": "bessel_i(1, {0}, 1)",
-    "modified_bessel_i0": "bessel_i(0, {0}, 0)",
-    "modified_bessel_i1": "bessel_i(1, {0}, 0)",
-    "modified_bessel_k0": "bessel_k(0, {0}, 0)",
-    "modified_bessel_k1": "bessel_k(1, {0}, 0)",
-    "scaled_modified_bessel_k0": "bessel_k(0, {0}, 1)",
-    "scaled_modified_bessel_k1": "bessel_k(1, {0}, 1)",
-    "bessel_j0": "bessel_j(0, {0})",
-    "bessel_j1": "bessel_j(1, {0})",
-    "bessel_y0": "bessel_y(0, {0})",
-    "bessel_y1": "bessel_y(1, {0})",
-    "airy_ai": "airy_ai_of({0})",
-    "spherical_bessel_j0": "spherical_j0_of({0})",
-    "chebyshev_polynomial_t": "chebyshev_t_of({0}, (long){1})",
-    "chebyshev_polynomial_u": "chebyshev_u_of({0}, (long){1})",
-    "chebyshev_polynomial_v": "chebyshev_v_of({0}, (long){1})",
-    "chebyshev_polynomial_w": "chebyshev_w_of({0}, (long){1})",
-    "shifted_chebyshev_polynomial_t": "chebyshev_t_of({0} + {0} - 1, (long){1})",
-    "shifted_chebyshev_polynomial_u": "chebyshev_u_of({0} + {0} - 1, (long){1})",
-    "shifted_chebyshev_polynomial_v": "chebyshev_v_of({0} + {0} - 1, (long){1})",
-    "shifted_chebyshev_polynomial_w": "chebyshev_w_of({0} + {0} - 1, (long){1})",
-    "hermite_polynomial_h": "hermite_of({0}, (long){1}, 2.0f)",
-    "hermite_polynomial_he": "hermite_of({0}, (long){1}, 1.0f)",
-    "laguerre_polynomial_l": "laguerre_of({0}, (long){1})",
-    "legendre_polynomial_p": "legendre_of({0}, (long){1})",
-}
-for _name, _template in SPECIAL_FUNCTIONS.items():
-    setattr(OpenCLOverrides, _name, _special_fn(_template))
+for _row in pointwise_table():
+    for _name in _row.inductor:
+        setattr(OpenCLOverrides, _name, _table_op(_row, _name))

@@ -1,7 +1,7 @@
-"""OpenCL C every generated kernel starts with: index arithmetic with Python's rounding,
-float16 / bfloat16 storage and rounding, the float type index expressions convert to, atomics,
-Philox, and Axon's own float math (the runtime's kernels/float_math.cl, shared with the eager
-kernels)."""
+"""OpenCL C every generated kernel starts with: float16 / bfloat16 storage and rounding, the
+float type index expressions convert to, atomics, Philox, and the math of every pointwise op
+(the runtime's kernels/pointwise_math.cl, which the eager kernels include too: overrides.py
+calls its macros by the pointwise table)."""
 
 import functools
 import re
@@ -13,17 +13,16 @@ def prelude() -> str:
     generated kernel's source (and so out of the code Inductor prints and caches)."""
     from .. import _C
 
-    return re.sub(r"/\*.*?\*/\n?", "", PRELUDE, flags=re.S) + "\n" + _C._kernel_file("float_math")
+    return re.sub(r"/\*.*?\*/\n?", "", PRELUDE, flags=re.S) + "\n" + _C._kernel_file("pointwise_math")
 
 
 @functools.cache
 def special_functions() -> str:
-    """The eager special functions' definitions (kernels/special.cl), in float, without its
-    kernels: only the kernels that call a special function include them (they are long)."""
+    """The special functions' math (kernels/special.cl, the eager kernels' own), in float: only
+    the kernels that call a special function include it (it is long)."""
     from .. import _C
 
-    stubs = "".join(f"#define {m}(...)\n" for m in ("UNARY", "BINARY", "VUNARY", "VBINARY"))
-    return "typedef float CT;\n#define IS_FLOAT 1\n" + stubs + _C._kernel_file("special")
+    return "typedef float CT;\n#define IS_FLOAT 1\n" + _C._kernel_file("special")
 
 
 PRELUDE = r"""
@@ -33,34 +32,6 @@ PRELUDE = r"""
 #else
 #define AXON_FLOAT_T float
 #endif
-inline long axon_floordiv(long a, long b) {
-  long q = a / b;
-  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-inline long axon_floormod(long a, long b) {
-  long r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-inline int axon_floordiv_int(int a, int b) {
-  int q = a / b;
-  return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-inline int axon_floormod_int(int a, int b) {
-  int r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
-}
-inline long axon_labs(long a) {
-  return a < 0 ? -a : a;
-}
-inline long axon_ipow(long a, long b) {
-  long r = 1;
-  for (; b > 0; b >>= 1, a *= a)
-    if (b & 1) r *= a;
-  return r;
-}
-/* torch.remainder of floats: fmod, moved to the divisor's sign. */
-#define axon_fremainder(a, b) \
-  ((fmod((a), (b)) != 0 && ((b) < 0) != (fmod((a), (b)) < 0)) ? fmod((a), (b)) + (b) : fmod((a), (b)))
 /* float16 values are floats rounded to half precision (round to nearest even). */
 inline float axon_round_half(float x) {
   ushort bits;
@@ -128,30 +99,6 @@ inline long axon_randint64(long seed, long offset, long low, long high) {
   uint4 r = axon_philox(seed, offset);
   ulong bits = ((ulong)r.x << 32) | r.y;
   return low + (long)(bits % (ulong)(high - low));
-}
-/* exp of a float as straight-line arithmetic, within 2 ulp: n = x / ln2 rounded by adding and
- * taking away 1.5 * 2^23 (rint is a call under PoCL), r = x - n ln2 in two parts (Cody-Waite),
- * e^r by Cephes' degree-6 polynomial, 2^n made in the exponent bits in two halves so results
- * that overflow or fall to subnormals round once. The library's exp is a call per element
- * (4M floats: 2.6 ms under PoCL; this form 1.9). Below -104 the result is 0 (e^-104 is under
- * half the least subnormal) from a zero factor: the product of the two halves underflowing to
- * zero costs x86 a microcode assist per element, and masked softmax takes e^-inf for every
- * masked score (attention's causal softmax, 6144 rows of 256: 10.7 ms, 4.7 without). */
-inline float axon_exp_float(float x) {
-  float xc = fmin(fmax(x, -104.0f), 89.0f);
-  float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  float r = fma(n, -0.693359375f, xc);
-  r = fma(n, 2.12194440e-4f, r);
-  float p = 1.9875691500e-4f;
-  p = fma(p, r, 1.3981999507e-3f);
-  p = fma(p, r, 8.3334519073e-3f);
-  p = fma(p, r, 4.1665795894e-2f);
-  p = fma(p, r, 1.6666665459e-1f);
-  p = fma(p, r, 5.0000001201e-1f);
-  p = fma(p, r * r, r + 1.0f);
-  int k = (int)n, k1 = k >> 1;
-  float y = p * as_float(x < -104.0f ? 0 : (k1 + 127) << 23) * as_float((k - k1 + 127) << 23);
-  return x != x ? x : y;
 }
 #define AXON_LOAD_F16(p, i) vload_half((i), (p))
 #define AXON_STORE_F16(p, i, v) vstore_half_rte((float)(v), (i), (p))

@@ -30,8 +30,6 @@ class OpenCLExprPrinter(ExprPrinter):
         super().__init__()
         self.index_type = index_type
         self.widen = widen
-        suffix = "" if index_type == "long" else f"_{index_type}"
-        self.floordiv, self.floormod = f"axon_floordiv{suffix}", f"axon_floormod{suffix}"
 
     def _print_Symbol(self, expr: sympy.Symbol) -> str:
         name = super()._print_Symbol(expr)
@@ -41,7 +39,10 @@ class OpenCLExprPrinter(ExprPrinter):
         t, xs, ds = self.index_type, self.doprint(x), self.doprint(div)
         if _truncation_floors(x, div):
             return f"(({t})({xs}) {op} ({t})({ds}))"
-        return f"{self.floordiv if op == '/' else self.floormod}(({t})({xs}), ({t})({ds}))"
+        # Python's floor division and modulo: the integer helpers of pointwise_math.cl
+        # (overloaded for int and long), which the eager div_floor and remainder kernels use.
+        helper = "axon_int_floor_divide" if op == "/" else "axon_int_remainder"
+        return f"{helper}(({t})({xs}), ({t})({ds}))"
 
     def _print_FloorDiv(self, expr: sympy.Expr) -> str:
         if expr.is_integer:
@@ -72,7 +73,8 @@ class OpenCLExprPrinter(ExprPrinter):
         return self._print_min_max(expr, "max")
 
     def _print_Abs(self, expr: sympy.Expr) -> str:
-        return f"axon_labs((long)({self.doprint(expr.args[0])}))"
+        x = self.doprint(expr.args[0])
+        return f"PW_INT_abs(long, ((long)({x})), , , , )"
 
     def _print_RoundToInt(self, expr: sympy.Expr) -> str:
         return f"(long)rint({self.doprint(expr.args[0])})"
@@ -88,7 +90,7 @@ class OpenCLExprPrinter(ExprPrinter):
 
     def _print_PowByNatural(self, expr: sympy.Expr) -> str:
         x, y = (self.doprint(a) for a in expr.args)
-        return f"axon_ipow((long)({x}), (long)({y}))"
+        return f"axon_int_pow((long)({x}), (long)({y}))"
 
     def _print_ToFloat(self, expr: sympy.Expr) -> str:
         return f"((AXON_FLOAT_T)({self.doprint(expr.args[0])}))"

@@ -34,7 +34,7 @@ class GeneratorKey(CustomGraphModulePass):
         digest = hashlib.sha256()
         for path in sorted(pathlib.Path(__file__).parent.glob("*.py")):
             digest.update(path.read_bytes())
-        for name in ("float_math", "special"):
+        for name in ("pointwise_ops", "pointwise_math", "special"):
             digest.update(_C._kernel_file(name).encode())
         for index in range(torch.axon.device_count()):
             props = torch.axon.get_device_properties(index)

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "pointwise.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -258,15 +259,15 @@ typedef struct axon_ew_desc {
 } axon_ew_desc;
 
 /*
- * Elementwise op `op` (a kernel name of kernels/elementwise.cl, e.g. "add", "lt", "gelu_tanh",
- * or "<family>/<name>" for kernel ew_<name> of another elementwise-shaped family, e.g.
- * "special/i0" in kernels/special.cl)
- * computing in dtype `dtype` (all inputs have it) and writing `out_dtype` (the op's natural
- * output type: dtype, or bool for predicates). alpha / beta are the op's scalar parameters.
+ * Pointwise op `op` (a row of the pointwise table, kernels/pointwise_ops.def) computing in
+ * dtype `dtype` (all inputs have it) and writing `out_dtype` (the op's natural output type:
+ * dtype, or bool for predicates). alpha / beta are the op's scalar parameters.
  */
-AXON_API axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype dtype,
-                                        axon_dtype out_dtype, const axon_ew_desc *desc,
-                                        double alpha, double beta);
+AXON_API axon_status_t axon_elementwise(axon_stream_t stream, axon_pointwise_op op,
+                                        axon_dtype dtype, axon_dtype out_dtype,
+                                        const axon_ew_desc *desc, double alpha, double beta);
+/* The name of a pointwise op ("add", "i0"), or NULL for an unknown id. */
+AXON_API const char *axon_pointwise_name(axon_pointwise_op op);
 /* Converting copy: out (out_dtype) = in (dtype), any strides. */
 AXON_API axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_dtype,
                                  const axon_ew_desc *desc);

@@ -127,23 +127,38 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   return axon_launch(program, kernel, stream, 1, &global, &local, args, 10);
 }
 
-axon_status_t axon_elementwise(axon_stream_t stream, const char *op, axon_dtype dtype,
+/* Each op's kernel and the family holding it, from the pointwise table. A family's program is
+ * its file with the shared math before it and the table after it (ew_common.cl expands the
+ * table's rows of that family into kernels). */
+#define FAMILY_elementwise "ew_common+pointwise_math+elementwise+pointwise_ops"
+#define FAMILY_special "ew_common+special+pointwise_ops"
+#define FAMILY_factory "ew_common+factory"
+static const struct {
+  const char *kernel, *family;
+} pointwise_ops[AXON_PW_COUNT] = {
+#define AXON_POINTWISE(name, family, ...) [AXON_PW_##name] = {"ew_" #name, FAMILY_##family},
+#include "../../kernels/pointwise_ops.def"
+#undef AXON_POINTWISE
+};
+
+const char *axon_pointwise_name(axon_pointwise_op op) {
+  return (unsigned)op < AXON_PW_COUNT ? pointwise_ops[op].kernel + strlen("ew_") : NULL;
+}
+
+axon_status_t axon_elementwise(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,
                                axon_dtype out_dtype, const axon_ew_desc *desc, double alpha,
                                double beta) {
   (void)out_dtype; /* each kernel writes its op's natural output type */
-  if (!stream || !op) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: NULL argument");
-  /* "special/i0" is kernel ew_i0 of kernels/special.cl; a bare name is in elementwise.cl. */
-  char family[64] = "ew_common+float_math+elementwise", kernel[64];
-  const char *slash = strchr(op, '/');
-  if (slash) snprintf(family, sizeof family, "ew_common+%.*s", (int)(slash - op), op);
-  /* Complex numbers have a family of their own, with the same kernel names ("special/sinc" is
-   * ew_sinc there too). */
-  if (is_complex_dtype(dtype)) snprintf(family, sizeof family, "ew_common+complex");
-  join3(kernel, sizeof kernel, "ew_", slash ? slash + 1 : op, NULL);
+  if (!stream) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: NULL stream");
+  if ((unsigned)op >= AXON_PW_COUNT)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: op id %d unknown", (int)op);
+  const char *kernel = pointwise_ops[op].kernel;
+  /* Complex numbers have a family of their own, with the same kernel names. */
+  const char *family = is_complex_dtype(dtype) ? "ew_common+complex" : pointwise_ops[op].family;
   axon_status_t st = run(stream, family, kernel, dtype, desc, alpha, beta);
   if (st == CL_INVALID_KERNEL_NAME)
-    return axon_fail(AXON_ERROR_UNSUPPORTED, "elementwise op \"%s\" has no %s kernel", op,
-                     axon_dtype_name(dtype));
+    return axon_fail(AXON_ERROR_UNSUPPORTED, "elementwise op \"%s\" has no %s kernel",
+                     kernel + strlen("ew_"), axon_dtype_name(dtype));
   return st;
 }
 
@@ -163,6 +178,6 @@ axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_d
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
                      axon_dtype_name(out_dtype), axon_stream_device(stream));
   const char *family =
-      is_complex_dtype(dtype) ? "ew_common+complex" : "ew_common+float_math+elementwise";
+      is_complex_dtype(dtype) ? "ew_common+complex" : FAMILY_elementwise;
   return run(stream, family, cast_names[out_dtype], dtype, desc, 0.0, 0.0);
 }

@@ -15,7 +15,7 @@ static axon_status_t cell_program(axon_stream_t stream, axon_dtype dtype, int64_
   if (batch < 0 || hidden < 0)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: negative sizes", what);
   if (batch == 0 || hidden == 0) return AXON_SUCCESS;
-  return family_program(stream, "rnn", dtype, program);
+  return family_program(stream, "pointwise_math+rnn", dtype, program);
 }
 
 /* A buffer argument, or `stand_in` for an absent operand (its flag tells the kernel). */
