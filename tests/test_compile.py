@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from torch._dynamo.testing import CompileCounterWithBackend
 import torch.nn as nn
 import torch.nn.functional as F
 from torch._dynamo.utils import counters
@@ -115,7 +116,10 @@ def test_compiled_function_matches_eager_cpu(name):
     torch._dynamo.reset()
     fn = FUNCTIONS[name]
     x = torch.randn(8, 33, generator=torch.Generator().manual_seed(0))
-    compare(fn(x), torch.compile(fn)(x.to(DEVICE)), TOLERANCE.get(name, 1e-4))
+    # Counted: a function Dynamo ran eagerly (no graph) would match the CPU and prove nothing.
+    counter = CompileCounterWithBackend("inductor")
+    compare(fn(x), torch.compile(fn, backend=counter)(x.to(DEVICE)), TOLERANCE.get(name, 1e-4))
+    assert counter.frame_count >= 1 and counter.op_count >= 1, f"{name}: Inductor compiled no graph"
 
 
 # On CPU devices a work-item reduces in sixteen interleaved lanes, along the reduction (rows) or

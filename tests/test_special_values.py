@@ -134,6 +134,10 @@ INTEGER_DIVISIONS = {"div.trunc_rounding", "div.floor_rounding", "floor_divide",
 # gcd and lcm of the minimum: its absolute value does not exist in the dtype (the CPU's lcm dies
 # of SIGFPE on (min, max)), so pairs with the minimum are left out.
 INTEGER_GCDS = {"gcd", "lcm"}
+# The orthogonal polynomials (special.chebyshev_polynomial_t ...) of degree n: n converted to int64
+# (undefined beyond its range, NaN included), and n steps of a recurrence for each element, so
+# degrees past MAX_DEGREE (2^31 steps for int32's maximum) would run for minutes: left out.
+MAX_DEGREE = 1000
 # Float-to-integer conversions of NaN, infinities and values out of the target's range are
 # undefined behaviour in C++ and undefined in PyTorch, so those values are left out. uint8 is the
 # exception: PyTorch converts through int64, so any value in int64's range is defined.
@@ -218,6 +222,8 @@ def _undefined(name: str, dtype: torch.dtype, inputs: tuple[torch.Tensor, ...]) 
         target = torch.iinfo(torch.int64 if INTEGER_CONVERSIONS[name] == torch.uint8 else INTEGER_CONVERSIONS[name])
         x = inputs[0].double()
         return ~((x > target.min - 1.0) & (x < target.max + 1.0))  # NaN is neither
+    if "_polynomial_" in name:
+        return ~(inputs[1].double().abs() <= MAX_DEGREE)
     if not dtype.is_floating_point and dtype != torch.bool:
         low = torch.iinfo(dtype).min
         if name in INTEGER_DIVISIONS:
