@@ -16,12 +16,14 @@ using at::Tensor;
 
 // complex(real, imag) / polar(abs, angle) of two real tensors of one float type.
 Tensor& from_parts(axon_pointwise_op op, const Tensor& a, const Tensor& b, Tensor& out) {
-  TORCH_CHECK(a.scalar_type() == b.scalar_type(), axon_pointwise_name(op), ": expected the two inputs to have the ",
-              "same dtype, got ", a.scalar_type(), " and ", b.scalar_type());
-  TORCH_CHECK(a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble, axon_pointwise_name(op),
-              ": expected float or double inputs, got ", a.scalar_type());
-  TORCH_CHECK(out.scalar_type() == c10::toComplexType(a.scalar_type()), axon_pointwise_name(op), ": expected out of ",
-              c10::toComplexType(a.scalar_type()), ", got ", out.scalar_type());
+  TORCH_CHECK(a.scalar_type() == b.scalar_type(), axon_pointwise_name(op),
+              ": expected the two inputs to have the ", "same dtype, got ", a.scalar_type(),
+              " and ", b.scalar_type());
+  TORCH_CHECK(a.scalar_type() == at::kFloat || a.scalar_type() == at::kDouble,
+              axon_pointwise_name(op), ": expected float or double inputs, got ", a.scalar_type());
+  TORCH_CHECK(out.scalar_type() == c10::toComplexType(a.scalar_type()), axon_pointwise_name(op),
+              ": expected out of ", c10::toComplexType(a.scalar_type()), ", got ",
+              out.scalar_type());
   return run_elementwise(op, out, {a, b}, a.scalar_type(), Output::Complex);
 }
 

@@ -199,7 +199,8 @@ Tensor& hardtanh_(Tensor& self, const Scalar& lo, const Scalar& hi) {
 }
 Tensor& hardtanh_backward_out(const Tensor& grad, const Tensor& self, const Scalar& lo,
                               const Scalar& hi, Tensor& out) {
-  return binary(AXON_PW_hardtanh_backward, grad, self, out, Promote::Same, lo.toDouble(), hi.toDouble());
+  return binary(AXON_PW_hardtanh_backward, grad, self, out, Promote::Same, lo.toDouble(),
+                hi.toDouble());
 }
 Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& lo,
                          const Scalar& hi) {
@@ -271,8 +272,8 @@ Tensor& clamp_out(const Tensor& self, const std::optional<Scalar>& lo,
   }
   const Scalar& bound = lo ? *lo : *hi;
   at::ScalarType t = compute_type({self}, {bound}, Promote::Same);
-  return run_elementwise(lo ? AXON_PW_clamp_min : AXON_PW_clamp_max, out, {self}, t, Output::Compute, 0, 0,
-                         {bound});
+  return run_elementwise(lo ? AXON_PW_clamp_min : AXON_PW_clamp_max, out, {self}, t,
+                         Output::Compute, 0, 0, {bound});
 }
 
 Tensor& clamp_tensor_out(const Tensor& self, const std::optional<Tensor>& lo,
@@ -351,10 +352,10 @@ Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& wei
   })
 #define COMPARE(op)                                                                        \
   m.impl(#op ".Tensor_out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& { \
-    return compare(AXON_PW_##op, a, b, out);                                                        \
+    return compare(AXON_PW_##op, a, b, out);                                               \
   });                                                                                      \
   m.impl(#op ".Scalar_out", [](const Tensor& a, const Scalar& b, Tensor& out) -> Tensor& { \
-    return compare_scalar(AXON_PW_##op, a, b, out);                                                 \
+    return compare_scalar(AXON_PW_##op, a, b, out);                                        \
   })
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -426,11 +427,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl(
       "gelu_backward.grad_input",
       [](const Tensor& g, const Tensor& s, std::string_view approximate, Tensor& out) -> Tensor& {
-        return binary(approximate == "tanh" ? AXON_PW_gelu_tanh_backward : AXON_PW_gelu_backward, g, s, out);
+        return binary(approximate == "tanh" ? AXON_PW_gelu_tanh_backward : AXON_PW_gelu_backward, g,
+                      s, out);
       });
   m.impl("softplus.out",
          [](const Tensor& s, const Scalar& beta, const Scalar& threshold, Tensor& out) -> Tensor& {
-           return unary(AXON_PW_softplus, s, out, Promote::Same, beta.toDouble(), threshold.toDouble());
+           return unary(AXON_PW_softplus, s, out, Promote::Same, beta.toDouble(),
+                        threshold.toDouble());
          });
   m.impl("softplus_backward.grad_input",
          [](const Tensor& g, const Tensor& s, const Scalar& beta, const Scalar& threshold,
@@ -496,8 +499,8 @@ Tensor& ax_nan_to_num_out(const Tensor& self, std::optional<double> nan,
 Tensor& ax_elu_out(const Tensor& self, const Scalar& alpha, const Scalar& scale,
                    const Scalar& input_scale, Tensor& out) {
   at::ScalarType t = compute_type({self}, {}, Promote::Same);
-  return run_elementwise(AXON_PW_elu, out, {self}, t, Output::Compute, alpha.toDouble(), scale.toDouble(),
-                         {input_scale});
+  return run_elementwise(AXON_PW_elu, out, {self}, t, Output::Compute, alpha.toDouble(),
+                         scale.toDouble(), {input_scale});
 }
 
 Tensor& ax_elu_backward_out(const Tensor& grad, const Scalar& alpha, const Scalar& scale,

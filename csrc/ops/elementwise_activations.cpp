@@ -29,8 +29,8 @@ double loss_norm(const Tensor& input, int64_t reduction) {
 }
 
 // A pointwise loss `op` of input and target with parameter `param`, reduced as asked.
-Tensor& pointwise_loss(axon_pointwise_op op, const Tensor& input, const Tensor& target, int64_t reduction,
-                       double param, Tensor& out) {
+Tensor& pointwise_loss(axon_pointwise_op op, const Tensor& input, const Tensor& target,
+                       int64_t reduction, double param, Tensor& out) {
   at::ScalarType t = compute_type({input, target}, {}, Promote::Same);
   if (reduction == kReduceNone)
     return run_elementwise(op, out, {input, target}, t, Output::Compute, param);
@@ -57,7 +57,8 @@ Tensor empty_for(const Tensor& like, at::ScalarType type) {
 // ---- binary math ----------------------------------------------------------------------------
 
 Tensor& fmax_fmin_out(axon_pointwise_op op, const Tensor& a, const Tensor& b, Tensor& out) {
-  TORCH_CHECK(!a.is_complex() && !b.is_complex(), axon_pointwise_name(op), " not implemented for complex tensors.");
+  TORCH_CHECK(!a.is_complex() && !b.is_complex(), axon_pointwise_name(op),
+              " not implemented for complex tensors.");
   return binary(op, a, b, out);
 }
 
@@ -342,7 +343,7 @@ Tensor efficientzerotensor(c10::SymIntArrayRef size, std::optional<at::ScalarTyp
 
 #define SHRINK_BACKWARD(name)                                                                  \
   m.impl(name, [](const Tensor& g, const Tensor& s, const Scalar& l, Tensor& out) -> Tensor& { \
-    return binary(AXON_PW_shrink_backward, g, s, out, Promote::Same, l.toDouble());                  \
+    return binary(AXON_PW_shrink_backward, g, s, out, Promote::Same, l.toDouble());            \
   })
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {

@@ -43,33 +43,24 @@ void register_each(torch::Library& m, const char* overloads, Fn fn) {
   for (std::string name; names >> name;) m.impl(name.c_str(), fn);
 }
 
-// One function per glue shape of the table's glue column.
+// One function per glue shape of the table's glue column: register_<shape><Op>(m, aten).
 template <axon_pointwise_op Op>
 void register_HAND(torch::Library&, const char*) {}
-template <axon_pointwise_op Op>
-void register_UNARY_SAME(torch::Library& m, const char* aten) {
-  register_each(m, aten, &unary_out<Op, Promote::Same>);
-}
-template <axon_pointwise_op Op>
-void register_UNARY_FLOAT(torch::Library& m, const char* aten) {
-  register_each(m, aten, &unary_out<Op, Promote::IntToFloat>);
-}
-template <axon_pointwise_op Op>
-void register_BINARY_SAME(torch::Library& m, const char* aten) {
-  register_each(m, aten, &binary_out<Op, Promote::Same>);
-}
-template <axon_pointwise_op Op>
-void register_BINARY_FLOAT(torch::Library& m, const char* aten) {
-  register_each(m, aten, &binary_out<Op, Promote::IntToFloat>);
-}
+#define AXON_GLUE_SHAPE(shape, fn)                             \
+  template <axon_pointwise_op Op>                              \
+  void register_##shape(torch::Library& m, const char* aten) { \
+    register_each(m, aten, fn);                                \
+  }
+AXON_GLUE_SHAPE(UNARY_SAME, (&unary_out<Op, Promote::Same>))
+AXON_GLUE_SHAPE(UNARY_FLOAT, (&unary_out<Op, Promote::IntToFloat>))
+AXON_GLUE_SHAPE(BINARY_SAME, (&binary_out<Op, Promote::Same>))
+AXON_GLUE_SHAPE(BINARY_FLOAT, (&binary_out<Op, Promote::IntToFloat>))
+AXON_GLUE_SHAPE(PREDICATE, (&predicate_out<Op>))
+#undef AXON_GLUE_SHAPE
 template <axon_pointwise_op Op>
 void register_COMPARE(torch::Library& m, const char* aten) {
   m.impl((std::string(aten) + ".Tensor_out").c_str(), &compare_out<Op>);
   m.impl((std::string(aten) + ".Scalar_out").c_str(), &compare_scalar_out<Op>);
-}
-template <axon_pointwise_op Op>
-void register_PREDICATE(torch::Library& m, const char* aten) {
-  register_each(m, aten, &predicate_out<Op>);
 }
 
 }  // namespace

@@ -177,7 +177,6 @@ axon_status_t axon_cast(axon_stream_t stream, axon_dtype dtype, axon_dtype out_d
   if (!axon_device_supports_dtype(axon_stream_device(stream), out_dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s is not supported on axon device %d",
                      axon_dtype_name(out_dtype), axon_stream_device(stream));
-  const char *family =
-      is_complex_dtype(dtype) ? "ew_common+complex" : FAMILY_elementwise;
+  const char *family = is_complex_dtype(dtype) ? "ew_common+complex" : FAMILY_elementwise;
   return run(stream, family, cast_names[out_dtype], dtype, desc, 0.0, 0.0);
 }
