@@ -13,7 +13,7 @@ PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.
 # torchvision and timm for the model sweep's torchvision and timm families, in a folder of their
 # own that only the sweep puts on its path: the index's torchvision 0.28.0 is a CUDA build whose
 # C++ operators do not load with the CPU torch, and installed alongside transformers it stops
-# every transformers model from importing (torch_axon/models/model_zoo.py). --no-deps: torch stays.
+# every transformers model from importing (torch_axon/tools/models/model_zoo.py). --no-deps: torch stays.
 MODEL_ZOO = .model-zoo
 MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 # ccache's compiler links first: rebuilding the glue costs seconds instead of minutes.
@@ -22,7 +22,16 @@ MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models modules
+.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models \
+	modules accuracy
+
+# The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
+# --out and their raw results and resume checkpoints (JSON, JSON lines) to --data. The repository
+# commits the reports in docs/; the data stay in build/reports/ (ignored; make clean removes it, and
+# with it the sweeps' resume points).
+REPORTS ?= docs
+REPORT_DATA ?= build/reports
+TOOL_OUTPUT = --out $(REPORTS) --data $(REPORT_DATA)
 
 setup: deps build
 
@@ -58,28 +67,37 @@ sanitize:
 test-python:
 	$(PYTHON) -m pytest tests -q
 
-# The OpInfo conformance sweep (resumable; rewrites docs/op-coverage.{md,json,jsonl}).
+# The OpInfo conformance sweep (resumable from build/reports/op-coverage.jsonl; rewrites the
+# generated part of docs/op-coverage.md and build/reports/op-coverage.json).
 coverage: setup
-	$(PYTHON) -m torch_axon.conformance $(SWEEP_ARGS)
+	$(PYTHON) -m torch_axon.tools.conformance $(TOOL_OUTPUT) $(SWEEP_ARGS)
 
 # The model sweep: every transformers architecture of the causal-LM, masked-LM, seq2seq,
 # image-classification, audio-classification, CTC, speech-seq2seq and image-text-to-text auto
 # mappings, tiny and random, plus one small model of each torchvision and timm family, on the CPU
-# and on axon (resumable; rewrites docs/models.{md,json} and appends to docs/models.jsonl;
-# MODELS_ARGS="--family timm" selects, MODELS_ARGS=--fresh starts over).
+# and on axon (resumable; rewrites docs/models.md and build/reports/models.json, appends to
+# build/reports/models.jsonl; MODELS_ARGS="--family timm" selects, MODELS_ARGS=--fresh starts over).
 models: setup
-	$(PYTHON) -m torch_axon.models $(MODELS_ARGS)
+	$(PYTHON) -m torch_axon.tools.models $(TOOL_OUTPUT) $(MODELS_ARGS)
 
 # PyTorch's module_db on the CPU and on axon, float32 and float64 (a few minutes; rewrites
-# docs/modules.{md,json}). The OpInfo sweep's other modes: SWEEP_ARGS=--forward-ad, --vmap or
-# --compile with make coverage.
+# docs/modules.md and build/reports/modules.{json,jsonl}). The OpInfo sweep's other modes:
+# SWEEP_ARGS=--forward-ad, --vmap or --compile with make coverage.
 modules: setup
-	$(PYTHON) -m torch_axon.module_sweep --dtypes float32,float64 $(MODULES_ARGS)
+	$(PYTHON) -m torch_axon.tools.module_sweep --dtypes float32,float64 $(TOOL_OUTPUT) $(MODULES_ARGS)
 
 # Axon against PyTorch's CPU backend in one run (several minutes); rewrites docs/benchmarks.md,
-# docs/benchmarks.json and docs/benchmarks/*.png. BENCH_ARGS=--quick checks the suite in a minute.
+# docs/benchmarks-collectives.md and docs/benchmarks/*.png, and the raw samples in
+# build/reports/benchmarks.json. BENCH_ARGS=--quick checks the suite in a minute; it measures nothing,
+# so its report goes to build/bench-quick/ instead.
 bench: setup
-	$(PYTHON) -m torch_axon.bench $(BENCH_ARGS)
+	$(PYTHON) -m torch_axon.tools.bench \
+		$(if $(filter --quick,$(BENCH_ARGS)),--out build/bench-quick --data build/bench-quick,$(TOOL_OUTPUT)) \
+		$(BENCH_ARGS)
+
+# The error of Axon's vector-form math against float64 (rewrites docs/vector-math.md).
+accuracy: setup
+	$(PYTHON) -m torch_axon.tools.bench.accuracy --out $(REPORTS) $(ACCURACY_ARGS)
 
 # Compiles the kernels of the common first workloads ahead of time (optional: kernels are built
 # at their first launch anyway) and prints the cache folder and its size.

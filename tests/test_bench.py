@@ -1,4 +1,4 @@
-"""The benchmark suite (python -m torch_axon.bench) runs end to end in quick mode and its report
+"""The benchmark suite (python -m torch_axon.tools.bench) runs end to end in quick mode and its report
 holds what it measured: every workload on both backends, ratios consistent with the medians,
 the ceilings, the targets and the written files."""
 
@@ -8,9 +8,9 @@ import os
 import pytest
 import torch
 
-from torch_axon.bench import __main__ as bench
-from torch_axon.bench import ops, pointwise
-from torch_axon.bench.timing import compare
+from torch_axon.tools.bench import __main__ as bench
+from torch_axon.tools.bench import ops, pointwise
+from torch_axon.tools.bench.timing import compare
 
 
 def test_compare_interleaves_and_times_each_backend():
@@ -36,20 +36,42 @@ def test_op_workloads_agree_with_the_cpu(w):
 @pytest.mark.parametrize("case", pointwise.cases(quick=True), ids=lambda c: c.label)
 def test_pointwise_cases_agree_with_the_cpu(case):
     """Every case of the all-pointwise workload computes the CPU's values on axon (bfloat16
-    within its precision)."""
+    within its precision), in its allocating form and in its preallocated one, which writes its
+    output in place on both backends without falling back to the CPU."""
     cpu = case.make("cpu")()
-    axon = case.make("axon")().cpu()
-    assert axon.dtype == cpu.dtype and axon.shape == cpu.shape
-    if cpu.dtype == torch.bfloat16:
-        torch.testing.assert_close(axon, cpu, rtol=1.6e-2, atol=1e-2, equal_nan=True)
+    forms = [case.make("axon")]
+    if case.preallocated:
+        torch.axon.fallback_ops(reset=True)
+        into = case.make("axon", preallocated=True)
+        into()
+        assert not torch.axon.fallback_ops(), case.label
+        forms += [into, lambda: case.make("cpu", preallocated=True)()]
     else:
-        torch.testing.assert_close(axon, cpu, equal_nan=True)
+        assert case.op.note, f"{case.label}: say why it has no preallocated form"
+    for form in forms:
+        got = form().cpu()
+        assert got.dtype == cpu.dtype and got.shape == cpu.shape
+        if cpu.dtype == torch.bfloat16:
+            torch.testing.assert_close(got, cpu, rtol=1.6e-2, atol=1e-2, equal_nan=True)
+        else:
+            torch.testing.assert_close(got, cpu, equal_nan=True)
+
+
+def test_preallocated_forms_allocate_nothing():
+    """The preallocated forms write where they were told: the output made beforehand, every call."""
+    case = next(c for c in pointwise.cases(quick=True) if c.op.name == "add" and c.dtype == torch.float32)
+    xs = pointwise._inputs(case.op, case.n, case.dtype, "axon", case.layout)
+    o = torch.empty_like(xs[0])
+    assert case.op.into(xs, o)().data_ptr() == o.data_ptr()
+    chain = next(w for w in ops.workloads(quick=True) if w.name.startswith("chain") and "allocating" not in w.name)
+    call = chain.make("axon")
+    assert call().data_ptr() == call().data_ptr()
 
 
 @pytest.mark.parametrize("name", ["chain_1e4", "layer_norm_gelu", "mlp_square_train"])
 def test_compiled_workloads_agree_with_eager_cpu(name):
     """Compiled Axon computes what eager PyTorch on the CPU does in the torch.compile rows."""
-    from torch_axon.bench import compiled
+    from torch_axon.tools.bench import compiled
 
     w = next(w for w in compiled.WORKLOADS if w.name == name)
     torch._dynamo.reset()
@@ -58,9 +80,11 @@ def test_compiled_workloads_agree_with_eager_cpu(name):
 
 
 def test_quick_suite_writes_a_consistent_report(tmp_path):
-    json_path, md_path = tmp_path / "b.json", tmp_path / "b.md"
+    out, data = tmp_path / "reports", tmp_path / "data"
+    json_path, md_path = data / "benchmarks.json", out / "benchmarks.md"
     # Models in quick mode take most of the time; mlp covers the model path.
-    assert bench.main(["--quick", "--skip-compiled", "--json", str(json_path), "--markdown", str(md_path)]) == 0
+    assert bench.main(["--quick", "--skip-compiled", "--out", str(out), "--data", str(data)]) == 0
+    assert sorted(p.name for p in data.iterdir()) == ["benchmarks.json"]  # the raw results alone
     r = json.loads(json_path.read_text())
     assert {w["name"] for w in r["ops"]} == {w.name for w in ops.workloads(quick=True)}
     for w in r["ops"] + [m for m in r["models"] if "ratio" in m]:
@@ -76,6 +100,15 @@ def test_quick_suite_writes_a_consistent_report(tmp_path):
     for m in r["models"]:
         assert ("skipped" in m) or m["slowest_ops"], m["name"]
     assert {w["name"] for w in r["pointwise"]} == {c.label for c in pointwise.cases(quick=True)}
+    for w in r["pointwise"]:  # the kernel where there is a preallocated form, else the allocating figure
+        assert w["ratio_alloc"] == pytest.approx(w["cpu_alloc"]["median_s"] / w["axon_alloc"]["median_s"])
+        assert w["ratio"] == (w["ratio_out"] if w["preallocated"] else w["ratio_alloc"])
+    noops = [w["name"] for w in r["pointwise"] if w["noop"]]
+    assert noops and all(n.startswith("to float32") for n in noops)
+    counted = next(t for t in r["targets"] if t["target"].startswith("pointwise float32 contiguous"))
+    contiguous = [w for w in r["pointwise"] if w["layout"] == "contiguous" and w["dtype"] == "float32"]
+    assert f"of {len(contiguous) - len(noops)} cases" in counted["measured"]  # no-ops are not counted
+    assert "preallocated" in text and "allocating" in text
     assert "## Every pointwise op" in text and "## Cold start" in text
     cold = {row["name"]: row for row in r["cold_start"]["rows"]}
     assert set(cold) == {"ones", "mlp"}
@@ -84,6 +117,6 @@ def test_quick_suite_writes_a_consistent_report(tmp_path):
         assert row["cpu"]["first_step_s"] > 0
     assert any(t["target"].startswith("cold start:") for t in r["targets"])
     assert any(t["target"].startswith("pointwise float32 contiguous") for t in r["targets"])
-    charts = tmp_path / "benchmarks"
+    charts = out / "benchmarks"
     if os.path.isdir(charts):
         assert (charts / "ops.png").stat().st_size > 1000

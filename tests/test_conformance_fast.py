@@ -1,4 +1,4 @@
-"""The fast subset of the OpInfo conformance sweep (``torch_axon.conformance``), in CI.
+"""The fast subset of the OpInfo conformance sweep (``torch_axon.tools.conformance``), in CI.
 
 Every op of ``FAST_OPS`` has native Axon kernels, so each of its OpInfos (all variants) must be
 ``native-pass`` or ``fallback-pass`` at float32 (``skip`` where the variant does not apply, such as
@@ -12,7 +12,7 @@ import torch
 
 pytest.importorskip("expecttest", reason="PyTorch's OpInfo database needs the expecttest package")
 
-from torch_axon.conformance import FAST_OPS, load_op_db, run_sweep  # noqa: E402
+from torch_axon.tools.conformance import FAST_OPS, load_op_db, run_sweep  # noqa: E402
 
 MAX_SAMPLES = 8
 
@@ -39,7 +39,7 @@ def test_fast_op_conforms(op_name):
 
 def test_report_keeps_hand_written_part():
     """The generated section replaces only what lies between the markers (added if absent)."""
-    from torch_axon.conformance import BEGIN_MARK, END_MARK, replace_between_markers
+    from torch_axon.tools.conformance import BEGIN_MARK, END_MARK, replace_between_markers
 
     once = replace_between_markers("# Prose\n\nkept\n", "report 1\n")
     assert once.startswith("# Prose\n\nkept\n") and f"{BEGIN_MARK}\nreport 1\n{END_MARK}" in once
@@ -49,7 +49,7 @@ def test_report_keeps_hand_written_part():
 
 def test_classification():
     """Failures win over passes; fallbacks make a pass a fallback-pass; no comparison at all is a skip."""
-    from torch_axon.conformance import Outcome, classify
+    from torch_axon.tools.conformance import Outcome, classify
 
     assert classify([Outcome("pass"), Outcome("mismatch", "d")], {}) == ("mismatch", "d")
     assert classify([Outcome("pass")], {"aten::cat": 1}) == ("fallback-pass", "aten::cat")

@@ -8,7 +8,7 @@ import torch
 
 pytest.importorskip("expecttest", reason="PyTorch's OpInfo database needs the expecttest package")
 
-from torch_axon import conformance  # noqa: E402
+from torch_axon.tools import conformance  # noqa: E402
 
 OPS = ["sin", "mul", "softmax"]
 

@@ -1,4 +1,4 @@
-"""The model sweep (torch_axon.models) on a handful of architectures: the CI subset of
+"""The model sweep (torch_axon.tools.models) on a handful of architectures: the CI subset of
 ``make models``, one or a few small ones per family. Each must build tiny, run on axon, match
 the CPU, train and generate."""
 
@@ -9,9 +9,9 @@ import torch
 
 transformers = pytest.importorskip("transformers", reason="the sweep needs transformers")
 
-from torch_axon.models import compare, hf, model_zoo, report  # noqa: E402
-from torch_axon.models.families import FAMILIES  # noqa: E402
-from torch_axon.models.tiny_configs import shrink, tiny_config  # noqa: E402
+from torch_axon.tools.models import compare, hf, model_zoo, report  # noqa: E402
+from torch_axon.tools.models.families import FAMILIES  # noqa: E402
+from torch_axon.tools.models.tiny_configs import shrink, tiny_config  # noqa: E402
 
 # A dense decoder, a mixture of experts (integer histc routing), a state-space model, a
 # masked LM and an encoder-decoder.

@@ -1,4 +1,4 @@
-"""The module sweep (``torch_axon.module_sweep``): module_db modules on axon against the CPU.
+"""The module sweep (``torch_axon.tools.module_sweep``): module_db modules on axon against the CPU.
 
 A few common modules must match (outputs, buffers, input and parameter gradients), and the sweep
 must be able to fail: modules built to differ on axon (in the output, only in a gradient, in a
@@ -14,7 +14,7 @@ import torch
 
 pytest.importorskip("expecttest", reason="PyTorch's ModuleInfo database needs the expecttest package")
 
-from torch_axon import module_sweep  # noqa: E402
+from torch_axon.tools import module_sweep  # noqa: E402
 
 COMMON_MODULES = ["nn.Linear", "nn.Conv2d", "nn.LSTM", "nn.LayerNorm", "nn.BatchNorm2d"]
 
@@ -32,10 +32,11 @@ def test_common_modules_match(tmp_path):
 
 
 def test_command_line_writes_reports(tmp_path):
-    paths = {ext: tmp_path / f"modules.{ext}" for ext in ("jsonl", "md", "json")}
-    argv = ["--only", "Linear", "--quiet", "--checkpoint", str(paths["jsonl"])]
-    argv += ["--markdown", str(paths["md"]), "--json", str(paths["json"])]
+    out, data = tmp_path / "reports", tmp_path / "data"
+    paths = {"jsonl": data / "modules.jsonl", "md": out / "modules.md", "json": data / "modules.json"}
+    argv = ["--only", "Linear", "--quiet", "--out", str(out), "--data", str(data)]
     assert module_sweep.main(argv) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["modules.md"]  # the report; the rest is data
     report = json.loads(paths["json"].read_text())
     assert [(r["module"], r["status"]) for r in report["records"]] == [("nn.Linear", "matches")]
     assert "| `nn.Linear` | float32 | matches |" in paths["md"].read_text()

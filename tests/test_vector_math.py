@@ -4,7 +4,7 @@ few ulp, and never much worse than PyTorch's CPU where the CPU itself is coarse.
 
 import pytest
 
-from torch_axon.bench import accuracy
+from torch_axon.tools.bench import accuracy
 
 ROWS = {r["op"]: r for r in accuracy.measure(n=1 << 14)}
 

@@ -1,12 +1,12 @@
 """Module sweep: every ModuleInfo of PyTorch's ``module_db`` run on the CPU and on ``axon``, compared.
 
-Run it as ``python -m torch_axon.module_sweep`` (``--help`` lists the options). For each ModuleInfo,
+Run it as ``python -m torch_axon.tools.module_sweep`` (``--help`` lists the options). For each ModuleInfo,
 dtype, training mode (True and False) and module input, the module is built on the CPU from the
 constructor input (a lazy module is materialised there by one forward), deep-copied to axon with
 ``.to("axon")``, and both run forward on the same inputs; outputs and buffers (running statistics)
 are compared, then a fixed random grad_output is backpropagated and the input and parameter
 gradients compared. Tolerances and the float64 yardstick are the OpInfo sweep's
-(``torch_axon.conformance``): a float32 value that differs from the CPU's beyond the tolerance still
+(``torch_axon.tools.conformance``): a float32 value that differs from the CPU's beyond the tolerance still
 matches if it is no less accurate than the CPU's against the same module run in float64.
 
 A module whose CPU output changes with the seed (FractionalMaxPool, dropout in training) is
@@ -22,9 +22,11 @@ by that range). Each (module, dtype) gets one status:
   the dtype), or the values differ where PyTorch waives its own CPU-vs-device test of the module
   (test_cpu_gpu_parity).
 
-Records are appended to a JSONL checkpoint (a ``started`` line first, so a module that kills the
-process is recorded as an error rather than retried), so an interrupted sweep resumes; ``--fresh``
-starts over. Reports: ``docs/modules.md`` (between the sweep markers) and ``docs/modules.json``.
+Records are appended to a JSONL checkpoint, ``DATA/modules.jsonl`` (a ``started`` line first, so a
+module that kills the process is recorded as an error rather than retried), so an interrupted sweep
+resumes; ``--fresh`` starts over. Reports: ``OUT/modules.md`` (between the sweep markers) and every
+record in ``DATA/modules.json``; ``--out`` and ``--data`` name the folders (default ``./axon-reports``
+and OUT/data; ``make modules`` passes ``--out docs --data build/reports``).
 """
 
 from __future__ import annotations
@@ -47,9 +49,9 @@ from typing import Any
 
 import torch
 
-from torch_axon.conformance import (
+from torch_axon.tools import add_output_args, output_dirs
+from torch_axon.tools.conformance import (
     AXON,
-    DOCS,
     REFERENCE_DTYPES,
     Check,
     Outcome,
@@ -74,9 +76,7 @@ from torch_axon.conformance import (
     unsupported_reason,
 )
 
-DEFAULT_CHECKPOINT = DOCS / "modules.jsonl"
-DEFAULT_MARKDOWN = DOCS / "modules.md"
-DEFAULT_JSON = DOCS / "modules.json"
+REPORT_NAME = "modules"  # OUT/modules.md, DATA/modules.json, DATA/modules.jsonl
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 STATUSES = ("matches", "fallback-used", "mismatch", "error", "skipped")
 # conformance.classify's classes, in this sweep's words.
@@ -408,10 +408,10 @@ def sweep_module(module_info, dtype: torch.dtype, timeout: float) -> Record:
 # Checkpoint and sweep
 
 
-def read_checkpoint(path: Path) -> dict[tuple[str, str], Record]:
+def read_checkpoint(path: Path | None) -> dict[tuple[str, str], Record]:
     """Records by (module, dtype), the last one winning; one left at ``started`` killed the process."""
     records: dict[tuple[str, str], Record] = {}
-    if path.exists():
+    if path is not None and path.exists():
         for line in path.read_text().splitlines():
             if line.strip():
                 record = Record(**json.loads(line))
@@ -422,7 +422,10 @@ def read_checkpoint(path: Path) -> dict[tuple[str, str], Record]:
     return records
 
 
-def append_checkpoint(path: Path, record: Record) -> None:
+def append_checkpoint(path: Path | None, record: Record) -> None:
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as f:
         f.write(json.dumps(asdict(record)) + "\n")
 
@@ -430,15 +433,16 @@ def append_checkpoint(path: Path, record: Record) -> None:
 def run_sweep(
     names: Sequence[str] | None = None,
     dtypes: Sequence[torch.dtype] = (torch.float32,),
-    checkpoint: Path | str = DEFAULT_CHECKPOINT,
+    checkpoint: Path | str | None = None,
     fresh: bool = False,
     limit: int | None = None,
     timeout: float = 120.0,
     progress: bool = True,
 ) -> list[Record]:
-    """Sweeps the selected (module, dtype) pairs, resuming from the checkpoint; returns their records."""
-    path = Path(checkpoint)
-    if fresh and path.exists():
+    """Sweeps the selected (module, dtype) pairs, resuming from the JSONL ``checkpoint`` (None: no
+    checkpoint); returns their records."""
+    path = Path(checkpoint) if checkpoint else None
+    if fresh and path is not None and path.exists():
         path.unlink()
     done = read_checkpoint(path)
     pairs = [(m, dt) for m in select_modules(names, limit) for dt in dtypes]
@@ -501,7 +505,7 @@ def render_markdown(records: Sequence[Record], summary: dict, meta: dict) -> str
         f"Generated by `{meta['command']}` (rerun it rather than editing between the markers): {meta['generated']}, "
         f"torch {meta['torch']}, device {meta['device']}. Every ModuleInfo of PyTorch's `module_db`, each input "
         "in training and in eval mode: outputs, buffers, input and parameter gradients compared with the CPU. "
-        "Statuses are defined in `torch_axon/module_sweep.py`.",
+        "Statuses are defined in `torch_axon/tools/module_sweep.py`.",
         "",
         "| status | " + " | ".join(summary["by_dtype"]) + " |",
         "| --- |" + " ---: |" * len(summary["by_dtype"]),
@@ -551,15 +555,15 @@ def write_reports(records: Sequence[Record], markdown: Path | None, json_path: P
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m torch_axon.module_sweep", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m torch_axon.tools.module_sweep", description=__doc__.split("\n")[0])
     p.add_argument("--only", help="comma-separated ModuleInfo names (nn.Linear or Linear); default all")
     p.add_argument("--dtypes", default="float32", help=f"comma-separated, from {','.join(DTYPES)} (default float32)")
     p.add_argument("--fresh", action="store_true", help="forget the checkpoint's records and start over")
     p.add_argument("--limit", type=int, help="only the first N ModuleInfos")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per (module, dtype) (default 120)")
-    p.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="JSONL checkpoint")
-    p.add_argument("--markdown", default=str(DEFAULT_MARKDOWN), help="Markdown report ('' for none)")
-    p.add_argument("--json", default=str(DEFAULT_JSON), help="JSON report ('' for none)")
+    add_output_args(
+        p, "folder of the markdown report modules.md", "folder of the checkpoint modules.jsonl and modules.json"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
     return p.parse_args(argv)
 
@@ -570,16 +574,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("AXON_FALLBACK", "silent")  # the report lists the fallbacks; no warning per op
     dtypes = [DTYPES[d] for d in a.dtypes.split(",")]
     names = a.only.split(",") if a.only else None
-    run_sweep(names, dtypes, a.checkpoint, a.fresh, a.limit, a.timeout, progress=not a.quiet)
+    out, data = output_dirs(a)
+    checkpoint, markdown, json_path = (
+        data / f"{REPORT_NAME}.jsonl",
+        out / f"{REPORT_NAME}.md",
+        data / f"{REPORT_NAME}.json",
+    )
+    run_sweep(names, dtypes, checkpoint, a.fresh, a.limit, a.timeout, progress=not a.quiet)
     order = {m.name: i for i, m in enumerate(load_module_db())}
-    records = sorted(read_checkpoint(Path(a.checkpoint)).values(), key=lambda r: (order.get(r.module, 0), r.dtype))
+    records = sorted(read_checkpoint(checkpoint).values(), key=lambda r: (order.get(r.module, 0), r.dtype))
     meta = {
-        "command": "python -m torch_axon.module_sweep " + shlex.join(sys.argv[1:] if argv is None else argv),
+        "command": "python -m torch_axon.tools.module_sweep " + shlex.join(sys.argv[1:] if argv is None else argv),
         "generated": datetime.date.today().isoformat(),
         "torch": torch.__version__,
         "device": torch.axon.get_device_name(),
     }
-    summary = write_reports(records, Path(a.markdown) if a.markdown else None, Path(a.json) if a.json else None, meta)
+    summary = write_reports(records, markdown, json_path, meta)
+    print(f"wrote {markdown} and {json_path}", file=sys.stderr)
     print(json.dumps(summary["by_dtype"]))
     for r in records:
         if r.status in ("mismatch", "error"):

@@ -1,7 +1,10 @@
-"""``python -m torch_axon.bench``: Axon against PyTorch's CPU backend, in one run.
+"""``python -m torch_axon.tools.bench``: Axon against PyTorch's CPU backend, in one run.
 
 Measures the ceilings, then each operator and model workload on both backends (interleaved
-and repeated), checks the targets of docs/benchmarks.md and writes JSON, markdown and charts.
+and repeated), checks its targets and writes the report (``OUT/benchmarks.md``,
+``OUT/benchmarks-collectives.md``, charts in ``OUT/benchmarks/``) and the raw results, every
+sample (``DATA/benchmarks.json``). ``--out`` defaults to ``./axon-reports``,
+``--data`` to OUT/data; ``make bench`` passes ``--out docs --data build/reports``.
 ``--quick`` shrinks every shape (a smoke test of the suite, not a measurement).
 """
 
@@ -16,6 +19,7 @@ import sys
 
 import torch
 
+from .. import add_output_args, output_dirs
 from . import ceilings, cold_start, collectives, compiled, models, ops, pointwise, report
 from .timing import compare
 
@@ -67,22 +71,32 @@ def run_ops(args) -> list[dict]:
 
 
 def run_pointwise(args) -> list[dict]:
-    """Every pointwise op (pointwise.py); fewer, shorter samples than the operator rows: there
-    are some 250 cases."""
+    """Every pointwise op (pointwise.py), in its preallocated form (outputs made beforehand on both
+    backends: the kernel; keys cpu, axon, ratio_out) and its allocating form (a new output per call;
+    keys cpu_alloc, axon_alloc, ratio_alloc), the four runs interleaved in one comparison. ``ratio``
+    is the one the targets judge: the preallocated form's, the allocating one's where an op has no
+    preallocated form. Fewer, shorter samples than the operator rows: there are some 250 cases."""
     rows = []
     for case in pointwise.cases(args.quick):
         if args.only and args.only not in case.label:
             continue
         work = case.n  # elements per call: the rate is elements per second
-        timings = compare(_on_both(args, case.make), args.pointwise_repeats, args.sample_s / 4)
+        runs = _on_both(args, functools.partial(case.make, preallocated=True)) if case.preallocated else {}
+        runs.update({f"{label}_alloc": run for label, run in _on_both(args, case.make).items()})
+        timings = compare(runs, args.pointwise_repeats, args.sample_s / 4)
         entry = {"name": case.label, "op": case.op.name, "dtype": str(case.dtype).removeprefix("torch."),
                  "n": case.n, "layout": case.layout, "target": pointwise.target(case),
+                 "preallocated": case.preallocated, "note": case.op.note, "noop": case.op.noop,
                  **_entry(timings, work)}  # fmt: skip
-        entry["ratio"] = timings["cpu"].median / timings["axon"].median
+        entry["ratio_alloc"] = timings["cpu_alloc"].median / timings["axon_alloc"].median
+        entry["ratio_out"] = timings["cpu"].median / timings["axon"].median if case.preallocated else None
+        entry["ratio"] = entry["ratio_alloc"] if entry["ratio_out"] is None else entry["ratio_out"]
         rows.append(entry)
-        print(f"  {case.label:40s} cpu {entry['cpu']['median_s'] / case.n * 1e9:7.3f} ns/el  "
-              f"axon {entry['axon']['median_s'] / case.n * 1e9:7.3f} ns/el  ratio {entry['ratio']:.2f}x",
-              flush=True)  # fmt: skip
+        ns = {label: t.median / case.n * 1e9 for label, t in timings.items()}
+        kernel = (f"preallocated cpu {ns['cpu']:7.3f} axon {ns['axon']:7.3f} ns/el {entry['ratio_out']:5.2f}x"
+                  if case.preallocated else f"{'no preallocated form':42s}")  # fmt: skip
+        print(f"  {case.label:40s} {kernel}  allocating cpu {ns['cpu_alloc']:7.3f} axon {ns['axon_alloc']:7.3f}"
+              f" ns/el {entry['ratio_alloc']:5.2f}x", flush=True)  # fmt: skip
     return rows
 
 
@@ -214,16 +228,20 @@ def targets(results: dict) -> list[dict]:
             "measured": f"{d['axon_s']:.2f} s (CPU {d['cpu_s']:.2f} s)",
             "met": d["axon_s"] < cold_start.DEMO_TARGET,
         })  # fmt: skip
+    # Judged on the kernels (outputs preallocated on both sides; the allocating figure only for an
+    # op without a preallocated form); a case that does nothing on either side is not counted.
     pw = results.get("pointwise", [])
     for layout in ("contiguous", "strided", "broadcast"):
         for dtype in ("float32", "bfloat16"):
-            rows = [w for w in pw if w["layout"] == layout and w["dtype"] == dtype]
+            rows = [w for w in pw if w["layout"] == layout and w["dtype"] == dtype and not w.get("noop")]
             if rows:
                 met = [w for w in rows if w["ratio"] >= w["target"]]
                 worst = min(rows, key=lambda w: w["ratio"])
+                noops = [w["name"] for w in pw if w["layout"] == layout and w["dtype"] == dtype and w.get("noop")]
                 out.append({
-                    "target": f"pointwise {dtype} {layout}: every op >= {rows[0]['target']}x CPU",
-                    "measured": f"{len(met)} of {len(rows)} cases; slowest {worst['name']} {worst['ratio']:.2f}x",
+                    "target": f"pointwise {dtype} {layout}: every op >= {rows[0]['target']}x CPU, outputs preallocated",
+                    "measured": f"{len(met)} of {len(rows)} cases; slowest {worst['name']} {worst['ratio']:.2f}x"
+                    + (f"; not counted, no work on either side: {', '.join(noops)}" if noops else ""),
                     "met": len(met) == len(rows),
                 })  # fmt: skip
     for w in results["models"]:
@@ -237,7 +255,7 @@ def targets(results: dict) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m torch_axon.bench", description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(prog="python -m torch_axon.tools.bench", description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny shapes: checks the suite runs, measures nothing")
     p.add_argument("--only", help="run only workloads whose name contains this")
     p.add_argument("--skip-models", action="store_true")
@@ -251,20 +269,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model-repeats", type=int, default=3, help="samples per backend per model workload")
     p.add_argument("--sample-s", type=float, default=0.2, help="target length of one sample, seconds")
     p.add_argument("--baseline", default="cpu", help="PyTorch device to compare with (cpu, or cuda)")
-    p.add_argument("--json", help="where the full results go (docs/benchmarks.json)")
-    p.add_argument("--markdown", help="markdown page, charts go beside it (docs/benchmarks.md)")
+    add_output_args(
+        p,
+        "folder of the report: benchmarks.md, benchmarks-collectives.md, charts in benchmarks/",
+        "folder of the raw results, every sample: benchmarks.json",
+    )
     args = p.parse_args(argv)
-    # A quick run measures nothing worth publishing: its report goes to build/, not docs/.
-    out_dir = "build/bench-quick" if args.quick else "docs"
-    args.json = args.json or os.path.join(out_dir, "benchmarks.json")
-    args.markdown = args.markdown or os.path.join(out_dir, "benchmarks.md")
+    out_dir, data_dir = output_dirs(args)
+    args.json, args.markdown = str(data_dir / "benchmarks.json"), str(out_dir / "benchmarks.md")
     if args.quick:
         args.repeats, args.model_repeats, args.sample_s, args.pointwise_repeats = 3, 2, 0.01, 2
 
     info = torch.axon.get_device_properties(0)
     results = {
         "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"),
-        "command": "python -m torch_axon.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "command": "python -m torch_axon.tools.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
         "torch": torch.__version__,
         "machine": machine(),
         "device": {k: info[k] for k in ("name", "vendor", "driver_version", "platform_version", "compute_units")},
@@ -297,11 +316,10 @@ def main(argv: list[str] | None = None) -> int:
         print("collectives (torch.distributed, axon backend vs Gloo):", flush=True)
         results["collectives"] = collectives.measure(args.quick, ranks=(2,) if args.quick else (2, 4))
         results["targets"] += results["collectives"]["targets"]
-        page = os.path.join(os.path.dirname(os.path.abspath(args.markdown)), "benchmarks-collectives.md")
         for path in collectives.write(
             {**results, **results["collectives"], "device": info["name"], "maps_to_host": info["native_kernels"]},
-            "",
-            page,
+            "",  # its raw results are in benchmarks.json
+            str(out_dir / "benchmarks-collectives.md"),
         ):
             print(f"wrote {path}")
     print("targets:")

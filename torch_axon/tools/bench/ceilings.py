@@ -15,7 +15,8 @@ import ctypes.util
 
 import torch
 
-from .. import _C
+from torch_axon import _C
+
 from .timing import compare
 
 COPY_ELEMENTS = 40_000_000

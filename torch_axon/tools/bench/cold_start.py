@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-from ..warmup import WORKLOADS, folder_size
+from torch_axon.warmup import WORKLOADS, folder_size
 
 _CHILD = (
     "import json, sys, time; t0 = time.perf_counter(); import torch; t1 = time.perf_counter(); "

@@ -2,9 +2,14 @@
 C), eager PyTorch CPU and compiled PyTorch CPU (Inductor's C++ backend), in one comparison.
 
 The first calls compile (the timing's warm-up); what is timed is the steady state. Compile
-times are measured apart (``compile_times``, ``python -m torch_axon.bench.compiled``): the first
-step of a workload in a new process, with empty caches (cold) and again with the caches the
+times are measured apart (``compile_times``, ``python -m torch_axon.tools.bench.compiled``): the
+first step of a workload in a new process, with empty caches (cold) and again with the caches the
 first process left (warm).
+
+The relu chains write into an output made beforehand (eager: a * b into it, then the rest in place
+there; compiled: ``o.copy_(relu(a * b + c) * 0.5)``, which Inductor stores straight into ``o``), so
+they time the kernels; from 1e6 elements an ``_alloc`` form returns a new tensor per call, as plain
+code does (on the CPU a fresh buffer whose pages fault in on every call).
 """
 
 from __future__ import annotations
@@ -37,14 +42,34 @@ def _maybe_compile(fn, compiled: bool):
     return torch.compile(fn) if compiled else fn
 
 
-def _chain(n: int) -> Callable[[str, bool, bool], Callable[[], object]]:
+def _chain_into(a, b, c, o):
+    """Eager relu(a * b + c) * 0.5 into o: the same four kernels as the allocating form, no allocation."""
+    torch.mul(a, b, out=o)
+    return o.add_(c).relu_().mul_(0.5)
+
+
+def _chain(n: int, allocating: bool = False) -> Callable[[str, bool, bool], Callable[[], object]]:
     def build(device: str, compiled: bool, quick: bool) -> Callable[[], object]:
         size = min(n, 10_000) if quick else n
         a, b, c = (models._randn((size,), device) * (k + 1) for k in range(3))
-        fn = _maybe_compile(lambda a, b, c: torch.relu(a * b + c) * 0.5, compiled)
-        return lambda: fn(a, b, c)
+        if allocating:
+            fn = _maybe_compile(lambda a, b, c: torch.relu(a * b + c) * 0.5, compiled)
+            return lambda: fn(a, b, c)
+        o = torch.empty(size, device=device)
+        fn = torch.compile(lambda a, b, c, o: o.copy_(torch.relu(a * b + c) * 0.5)) if compiled else _chain_into
+        return lambda: fn(a, b, c, o)
 
     return build
+
+
+def _chain_workload(n: int, allocating: bool) -> CompiledWorkload:
+    return CompiledWorkload(
+        f"chain_{n:.0e}".replace("+0", "") + "_alloc" * allocating,
+        f"relu(a * b + c) * 0.5, {n:.0e} elements, " + ("allocating" if allocating else "output preallocated"),
+        "Melem/s",
+        lambda quick: (min(n, 10_000) if quick else n) / 1e6,
+        _chain(n, allocating),
+    )
 
 
 def _ln_gelu(device: str, compiled: bool, quick: bool) -> Callable[[], object]:
@@ -68,14 +93,9 @@ def _gpt_train(device: str, compiled: bool, quick: bool) -> Callable[[], object]
 
 WORKLOADS: list[CompiledWorkload] = [
     *(
-        CompiledWorkload(
-            f"chain_{n:.0e}".replace("+0", ""),
-            f"relu(a * b + c) * 0.5, {n:.0e} elements",
-            "Melem/s",
-            lambda quick, n=n: (min(n, 10_000) if quick else n) / 1e6,
-            _chain(n),
-        )
+        _chain_workload(n, allocating)
         for n in (10_000, 100_000, 1_000_000, 10_000_000)
+        for allocating in (False, True)[: 1 + (n >= 1_000_000)]
     ),
     CompiledWorkload(
         "layer_norm_gelu",
@@ -119,7 +139,7 @@ def first_steps(name: str, device: str = "axon") -> dict:
 
 _CHILD = (
     "import json, sys, time; t0 = time.perf_counter(); import torch, torch_axon; "
-    "from torch_axon.bench.compiled import first_steps; r = first_steps(sys.argv[1], sys.argv[2]); "
+    "from torch_axon.tools.bench.compiled import first_steps; r = first_steps(sys.argv[1], sys.argv[2]); "
     "r['process_s'] = time.perf_counter() - t0; print(json.dumps(r))"
 )
 

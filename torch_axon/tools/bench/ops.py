@@ -1,6 +1,12 @@
 """Operator workloads: each makes, for a device, a call of one operator (or a short chain) on
 inputs built there beforehand. ``work`` is what one call does (bytes moved or floating-point
 operations), so a median time becomes a rate comparable with the ceilings.
+
+The elementwise rows (add, the relu chain) and sgemm write into outputs made beforehand, on both
+backends: they time the kernels. From 1e6 elements the add and chain rows also come in an
+``allocating`` form, a new output per call as plain eager code has it: on Axon from its caching
+allocator, on the CPU a fresh buffer whose pages fault in on every call (from 1e7 elements that
+costs more than the kernel). The other rows allocate their outputs as their ops are usually called.
 """
 
 from __future__ import annotations
@@ -25,23 +31,41 @@ def _rand(*shape: int, device: str) -> torch.Tensor:
     return torch.rand(shape, generator=torch.Generator().manual_seed(0)).to(device)
 
 
-def _add(n: int) -> OpWorkload:
+ALLOCATING = " allocating"  # the name's suffix of a row whose op allocates its output on every call
+ALLOCATING_FROM = 1_000_000  # elements: the add and chain rows' allocating forms from this size
+
+
+def _add(n: int, allocating: bool = False) -> OpWorkload:
     def make(device: str):
-        a, b, c = _rand(n, device=device), _rand(n, device=device), torch.empty(n, device=device)
+        a, b = _rand(n, device=device), _rand(n, device=device)
+        if allocating:
+            return lambda: torch.add(a, b)
+        c = torch.empty(n, device=device)
         return lambda: torch.add(a, b, out=c)
 
-    return OpWorkload(f"add {n:.0e}", "elementwise", "GB/s", 12.0 * n, make)
+    return OpWorkload(f"add {n:.0e}" + ALLOCATING * allocating, "elementwise", "GB/s", 12.0 * n, make)
 
 
-def _chain(n: int) -> OpWorkload:
+def _chain(n: int, allocating: bool = False) -> OpWorkload:
     """Four ops a compiler would fuse; work counts a fused kernel's traffic (3 reads, 1 write),
-    so the rate shows how far eager execution is from that."""
+    so the rate shows how far eager execution is from that. Preallocated: a * b into an output
+    made beforehand, then + c, relu and * 0.5 in place there (the same four kernels and the same
+    traffic as the allocating form, no allocation); allocating: relu(a * b + c) * 0.5 as written,
+    four new tensors per call."""
 
     def make(device: str):
         a, b, c = (_rand(n, device=device) for _ in range(3))
-        return lambda: torch.relu(a * b + c) * 0.5
+        if allocating:
+            return lambda: torch.relu(a * b + c) * 0.5
+        o = torch.empty(n, device=device)
 
-    return OpWorkload(f"chain relu(a*b+c)*0.5 {n:.0e}", "elementwise", "GB/s", 16.0 * n, make)
+        def call():
+            torch.mul(a, b, out=o)
+            return o.add_(c).relu_().mul_(0.5)
+
+        return call
+
+    return OpWorkload(f"chain relu(a*b+c)*0.5 {n:.0e}" + ALLOCATING * allocating, "elementwise", "GB/s", 16.0 * n, make)
 
 
 def _mm(n: int) -> OpWorkload:
@@ -110,8 +134,11 @@ def workloads(quick: bool) -> list[OpWorkload]:
     gemms = [64, 128] if quick else [256, 512, 1024, 2048]
     rows = (256, 256) if quick else (4096, 1024)
     out = [_dispatch()]
-    out += [_add(n) for n in sizes]
-    out += [_chain(n) for n in sizes]
+    for form in (_add, _chain):
+        for n in sizes:
+            out.append(form(n))
+            if n >= ALLOCATING_FROM:
+                out.append(form(n, allocating=True))
     out += [_mm(n) for n in gemms]
     out.append(_bmm(4, 32, 32, 32) if quick else _bmm(32, 256, 256, 256))
     out.append(_rowwise("softmax", *rows, _softmax))

@@ -1,11 +1,15 @@
-"""``python -m torch_axon.models``: the model sweep, resumable, with a report.
+"""``python -m torch_axon.tools.models``: the model sweep, resumable, with a report.
 
-Each architecture's record is appended to a JSON-lines file as soon as it is done (and a
-"started" line before it runs), so an interrupted sweep resumes where it stopped, and an
-architecture that killed the process is recorded as such instead of being retried.
+Each architecture's record is appended to a JSON-lines file, ``DATA/models.jsonl``, as soon as it is
+done (and a "started" line before it runs), so an interrupted sweep resumes where it stopped, and
+an architecture that killed the process is recorded as such instead of being retried. The report
+goes to ``OUT/models.md``, every record to ``DATA/models.json``.
 
-    python -m torch_axon.models [--family causal-lm,timm] [--only llama,gpt2] [--redo] [--fresh]
-                                [--timeout 300]
+    python -m torch_axon.tools.models [--family causal-lm,timm] [--only llama,gpt2] [--redo] [--fresh]
+                                      [--timeout 300] [--out DIR] [--data DIR]
+
+``--out`` defaults to ``./axon-reports``, ``--data`` to OUT/data; ``make models`` passes ``--out
+docs --data build/reports``.
 
 Families: transformers' causal-lm, masked-lm, seq2seq, image-classification,
 audio-classification, ctc, speech-seq2seq and image-text-to-text auto mappings; torchvision;
@@ -23,6 +27,7 @@ import time
 
 import torch
 
+from .. import add_output_args, output_dirs
 from . import model_zoo, report
 from .families import FAMILIES
 
@@ -43,24 +48,24 @@ def load(path: str) -> dict[tuple[str, str], dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m torch_axon.tools.models", description=__doc__.splitlines()[0])
     p.add_argument("--family", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))
     p.add_argument("--only", default="", help="comma-separated architecture names (model_type)")
     p.add_argument("--fresh", action="store_true", help="forget earlier records")
     p.add_argument("--redo", action="store_true", help="run the selected architectures again (with --only)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per architecture")
-    p.add_argument("--jsonl", default="docs/models.jsonl")
-    p.add_argument("--markdown", default="docs/models.md")
-    p.add_argument("--json", default="docs/models.json")
+    add_output_args(p, "folder of the markdown report models.md", "folder of the records models.jsonl and models.json")
     args = p.parse_args(argv)
+    out, data = output_dirs(args)
+    jsonl, markdown, json_path = data / "models.jsonl", out / "models.md", data / "models.json"
     # Before transformers looks for them: its timm-backed architectures (TimmWrapper, Gemma 3n's
     # audio tower, FastVLM) need timm, and timm needs torchvision.
     model_zoo.activate()
     import transformers
 
-    if args.fresh and os.path.exists(args.jsonl):
-        os.remove(args.jsonl)
-    done = load(args.jsonl)
+    if args.fresh and os.path.exists(jsonl):
+        os.remove(jsonl)
+    done = load(jsonl)
     only = {a for a in args.only.split(",") if a}
     families = [f for f in args.family.split(",") if f]
     unknown = [f for f in families if f not in FAMILIES]
@@ -74,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     total = len(todo)
     start = time.perf_counter()
-    with open(args.jsonl, "a") as log:
+    with open(jsonl, "a") as log:
         for i, (fam, arch) in enumerate(todo, 1):
             log.write(json.dumps({"family": fam, "arch": arch, "status": "started"}) + "\n")
             log.flush()
@@ -93,8 +98,8 @@ def main(argv: list[str] | None = None) -> int:
         **model_zoo.versions(),
         "device": torch.axon.get_device_name(0),
     }
-    report.write(records, args.markdown, args.json, meta)
-    print(f"report: {args.markdown} ({len(records)} architectures)")
+    report.write(records, markdown, json_path, meta)
+    print(f"report: {markdown} ({len(records)} architectures); records: {json_path}")
     return 0
 
 

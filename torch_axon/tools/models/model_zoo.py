@@ -21,8 +21,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-# AXON_MODEL_ZOO overrides; the default is the repository's .model-zoo (the Makefile's target).
-FOLDER = Path(os.environ.get("AXON_MODEL_ZOO", Path(__file__).resolve().parents[2] / ".model-zoo"))
+# AXON_MODEL_ZOO overrides; the default is the repository's .model-zoo (the Makefile's target),
+# read only: the sweep installs nothing there.
+FOLDER = Path(os.environ.get("AXON_MODEL_ZOO", Path(__file__).resolve().parents[3] / ".model-zoo"))
 
 _library: torch.library.Library | None = None
 

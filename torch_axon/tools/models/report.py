@@ -1,5 +1,6 @@
-"""The sweep's report: docs/models.md (summary per family, targets, causes, fallbacks per
-family, every architecture) and docs/models.json, from the records of compare.run_case.
+"""The sweep's report: models.md (summary per family, targets, causes, fallbacks per family,
+every architecture) in the reports folder and models.json (every record) in the data folder, from
+the records of compare.run_case.
 
 A record's fields: family, arch, status (ok, differs, fails, cpu_fails, cannot_build), error,
 parameters, runs, matches (forward within compare.FORWARD_TOL), forward_error, loss_error,
@@ -13,6 +14,7 @@ from __future__ import annotations
 import collections
 import datetime
 import json
+import os
 import re
 
 from .compare import FORWARD_TOL, GRAD_TOL, NOISE_FACTOR
@@ -92,9 +94,9 @@ def _intro(meta: dict) -> list[str]:
     return [
         "# Model sweep",
         "",
-        f"`python -m torch_axon.models` ({meta.get('date', '')}; {versions}; device: {meta.get('device', '')}). "
+        f"`python -m torch_axon.tools.models` ({meta.get('date', '')}; {versions}; device: {meta.get('device', '')}). "
         "Every architecture of each Hugging Face family's auto mapping, built tiny from its default config with "
-        "random weights (torch_axon/models/tiny_configs.py, tiny_vision.py), with inputs of its kind "
+        "random weights (torch_axon/tools/models/tiny_configs.py, tiny_vision.py), with inputs of its kind "
         "(inputs.py: token ids, images, waveforms, spectrograms, images or audio placeholders inside text); one "
         "small variant of each torchvision model family and of each timm model module, random weights "
         "(torchvision_models.py, timm_models.py). Each runs on the CPU and on axon: forward (outputs within "
@@ -216,7 +218,7 @@ def _num(x) -> str:
     return "" if x is None else f"{x:.1e}"
 
 
-def write(records: list[dict], markdown_path: str, json_path: str, meta: dict) -> None:
+def write(records: list[dict], markdown_path: str | os.PathLike, json_path: str | os.PathLike, meta: dict) -> None:
     meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), **meta}
     with open(markdown_path, "w") as f:
         f.write(markdown(records, meta))
