@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from torch_axon.tools.bench import __main__ as bench
-from torch_axon.tools.bench import ops, pointwise
+from torch_axon.tools.bench import cold_start, ops, pointwise
 from torch_axon.tools.bench.timing import compare
 
 
@@ -113,9 +113,17 @@ def test_quick_suite_writes_a_consistent_report(tmp_path):
     cold = {row["name"]: row for row in r["cold_start"]["rows"]}
     assert set(cold) == {"ones", "mlp"}
     for row in cold.values():  # a fresh process built its kernels: the caches are not empty
-        assert row["axon"]["first_step_s"] > 0 and row["axon"]["cache_bytes"] > 0
+        ax = row["axon"]
+        assert ax["first_step_s"] > 0 and ax["cache_bytes"] > 0
         assert row["cpu"]["first_step_s"] > 0
-    assert any(t["target"].startswith("cold start:") for t in r["targets"])
+        # the whole wait is judged: every phase from `import torch` to the first synchronisation
+        assert ax["total_s"] == pytest.approx(sum(ax[k] for k in cold_start.PHASES))
+        assert ax["import_s"] > 0 and ax["total_s"] > ax["import_s"] + ax["first_step_s"]
+    judged = [t for t in r["targets"] if t["target"].startswith("cold start:")]
+    assert judged and all("whole wait" in t["target"] for t in judged)
+    ones = next(t for t in judged if "torch.ones" in t["target"])
+    assert ones["measured"].startswith(f"{cold['ones']['axon']['total_s']:.2f} s")
+    assert ones["met"] == (cold["ones"]["axon"]["total_s"] < cold_start.TARGETS["ones"])
     assert any(t["target"].startswith("pointwise float32 contiguous") for t in r["targets"])
     charts = out / "benchmarks"
     if os.path.isdir(charts):

@@ -20,8 +20,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-# name -> (description, builder(device) -> one step, unsynchronised)
+# name -> (description, builder(device, mark) -> one step, unsynchronised). A builder makes its
+# model and data on the CPU, calls ``mark()``, moves them to the device, calls ``mark()`` again,
+# and then makes its optimiser on the moved parameters, so that the cold-start rows can time
+# the three apart.
 Step = Callable[[], object]
+Mark = Callable[[], None]
+
+
+def _nothing() -> None:
+    pass
 
 
 def _training_step(opt: torch.optim.Optimizer, loss: Callable[[], torch.Tensor]) -> Step:
@@ -37,36 +45,45 @@ def _training_step(opt: torch.optim.Optimizer, loss: Callable[[], torch.Tensor])
     return step
 
 
-def _ones(device: str) -> Step:
+def _ones(device: str, mark: Mark = _nothing) -> Step:
+    mark()
+    mark()
     return lambda: torch.ones(3, device=device)
 
 
-def _demo_mlp(device: str) -> Step:
+def _demo_mlp(device: str, mark: Mark = _nothing) -> Step:
     """The demo's model, optimiser and batch (torch_axon.demo)."""
     from .demo import make_data, make_model
 
     torch.manual_seed(0)
-    model = make_model(32, 256, 10).to(device)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
+    model = make_model(32, 256, 10)
     points, labels = make_data(64, 32, 10)
+    mark()
+    model = model.to(device)
     x, y = points.to(device), labels.to(device)
+    mark()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.01)
     return _training_step(opt, lambda: F.cross_entropy(model(x), y))
 
 
-def _cnn(device: str) -> Step:
+def _cnn(device: str, mark: Mark = _nothing) -> Step:
     """A ResNet-18-shaped network on 4x3x64x64 images, cross-entropy, SGD with momentum."""
     from .bench.models import resnet18
 
     torch.manual_seed(0)
-    model = resnet18(64, classes=10).to(device).train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    model = resnet18(64, classes=10).train()
     g = torch.Generator().manual_seed(1)
-    x = torch.randn(4, 3, 64, 64, generator=g).to(device)
-    y = torch.randint(0, 10, (4,), generator=g).to(device)
+    x = torch.randn(4, 3, 64, 64, generator=g)
+    y = torch.randint(0, 10, (4,), generator=g)
+    mark()
+    model = model.to(device)
+    x, y = x.to(device), y.to(device)
+    mark()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     return _training_step(opt, lambda: F.cross_entropy(model(x), y))
 
 
-def _gpt2(device: str) -> Step:
+def _gpt2(device: str, mark: Mark = _nothing) -> Step:
     """A 2-layer GPT-2 (transformers, hidden 128, random weights), AdamW, batch 2 x seq 32."""
     try:
         import transformers
@@ -74,22 +91,30 @@ def _gpt2(device: str) -> Step:
         raise RuntimeError("transformers is not installed") from e
     config = transformers.GPT2Config(n_layer=2, n_embd=128, n_head=2, n_positions=64, vocab_size=1024)
     torch.manual_seed(0)
-    model = transformers.GPT2LMHeadModel(config).to(device).train()
+    model = transformers.GPT2LMHeadModel(config).train()
+    ids = torch.randint(0, 1024, (2, 32), generator=torch.Generator().manual_seed(1))
+    mark()
+    model = model.to(device)
+    ids = ids.to(device)
+    mark()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    ids = torch.randint(0, 1024, (2, 32), generator=torch.Generator().manual_seed(1)).to(device)
     return _training_step(opt, lambda: model(input_ids=ids, labels=ids).loss)
 
 
-def _small_mlp(device: str) -> Step:
+def _small_mlp(device: str, mark: Mark = _nothing) -> Step:
     """MLP 512-1024-512, batch 128, AdamW, ``model(x).square().mean()`` loss."""
     torch.manual_seed(0)
-    model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 512)).to(device)
+    model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 512))
+    x = torch.randn(128, 512, generator=torch.Generator().manual_seed(1))
+    mark()
+    model = model.to(device)
+    x = x.to(device)
+    mark()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
-    x = torch.randn(128, 512, generator=torch.Generator().manual_seed(1)).to(device)
     return _training_step(opt, lambda: model(x).square().mean())
 
 
-WORKLOADS: dict[str, tuple[str, Callable[[str], Step]]] = {
+WORKLOADS: dict[str, tuple[str, Callable[..., Step]]] = {
     "ones": ('torch.ones(3, device="axon")', _ones),
     "mlp": ("the demo MLP's training step (AdamW)", _demo_mlp),
     "cnn": ("ResNet-18-shaped CNN training step, 4x3x64x64, SGD", _cnn),
@@ -104,17 +129,24 @@ def _sync(device: str) -> None:
 
 
 def first_steps(name: str, device: str = "axon") -> dict:
-    """Seconds to build the workload (on the CPU, then moved), its first step and its second."""
-    start = time.perf_counter()
-    step = WORKLOADS[name][1](device)
+    """Seconds, in order, as a script spends them: building the model and data on the CPU
+    (``build_s``), moving them to the device (``move_s``: the copies as the calls return),
+    making the optimiser (``optimiser_s``; the first one in a process imports torch._dynamo),
+    the first step as its calls return (``first_step_s``: launches and what they wait for), the
+    first synchronisation after it (``first_sync_s``: the queued work finishing), and a second
+    step to its synchronisation (``second_step_s``, for comparison)."""
+    marks = [time.perf_counter()]
+    step = WORKLOADS[name][1](device, lambda: marks.append(time.perf_counter()))
+    marks.append(time.perf_counter())
+    step()
+    marks.append(time.perf_counter())
     _sync(device)
-    built = time.perf_counter()
+    marks.append(time.perf_counter())
     step()
     _sync(device)
-    first = time.perf_counter()
-    step()
-    _sync(device)
-    return {"build_s": built - start, "first_step_s": first - built, "second_step_s": time.perf_counter() - first}
+    marks.append(time.perf_counter())
+    phases = ("build_s", "move_s", "optimiser_s", "first_step_s", "first_sync_s", "second_step_s")
+    return {k: b - a for k, a, b in zip(phases, marks[:-1], marks[1:], strict=True)}
 
 
 def folder_size(path: str) -> int:

@@ -107,9 +107,10 @@ def run_cold_start(args) -> dict:
         if "skipped" in ax:
             print(f"  {row['name']:12s} skipped: {ax['skipped']}", flush=True)
             continue
-        cpu = row["cpu"]["first_step_s"]
-        print(f"  {row['name']:12s} first step: axon {ax['first_step_s']:6.2f} s, cpu {cpu:6.2f} s;"
-              f" second: axon {ax['second_step_s']:.3f} s; cache {ax['cache_bytes'] / 2**20:.1f} MiB",
+        phases = ", ".join(f"{k[:-2].replace('_', ' ')} {ax[k]:.2f}" for k in cold_start.PHASES)
+        print(f"  {row['name']:12s} whole wait: axon {ax['total_s']:6.2f} s ({phases}),"
+              f" cpu {row['cpu']['total_s']:6.2f} s;"
+              f" second step: axon {ax['second_step_s']:.3f} s; cache {ax['cache_bytes'] / 2**20:.1f} MiB",
               flush=True)  # fmt: skip
     if out["demo"]:
         print(f"  make demo: axon {out['demo']['axon_s']:.2f} s, cpu {out['demo']['cpu_s']:.2f} s", flush=True)
@@ -215,16 +216,20 @@ def targets(results: dict) -> list[dict]:
         })  # fmt: skip
     for row in results.get("cold_start", {}).get("rows", []):
         limit = cold_start.TARGETS.get(row["name"])
-        if limit and "first_step_s" in row["axon"]:
+        if limit and "total_s" in row["axon"]:
+            ax = row["axon"]
             out.append({
-                "target": f"cold start: {row['title']} < {limit:.0f} s",
-                "measured": f"{row['axon']['first_step_s']:.2f} s (CPU {row['cpu']['first_step_s']:.2f} s)",
-                "met": row["axon"]["first_step_s"] < limit,
+                "target": f"cold start: {row['title']}, whole wait from `import torch` to the first step's "
+                f"synchronisation < {limit:.0f} s",
+                "measured": f"{ax['total_s']:.2f} s = import {ax['import_s']:.2f} + build {ax['build_s']:.2f} "
+                f"+ move {ax['move_s']:.2f} + optimiser {ax['optimiser_s']:.2f} + first step {ax['first_step_s']:.2f} "
+                f"+ sync {ax['first_sync_s']:.2f} (CPU {row['cpu']['total_s']:.2f} s)",
+                "met": ax["total_s"] < limit,
             })  # fmt: skip
     d = results.get("cold_start", {}).get("demo")
     if d:
         out.append({
-            "target": f"cold start: make demo's Axon time < {cold_start.DEMO_TARGET:.0f} s",
+            "target": f"cold start: make demo's Axon time (the time it prints) < {cold_start.DEMO_TARGET:.0f} s",
             "measured": f"{d['axon_s']:.2f} s (CPU {d['cpu_s']:.2f} s)",
             "met": d["axon_s"] < cold_start.DEMO_TARGET,
         })  # fmt: skip

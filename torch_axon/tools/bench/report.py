@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 
+from .cold_start import PHASES
+
 
 def _fmt_rate(value: float | None, unit: str) -> str:
     if value is None:
@@ -150,25 +152,37 @@ def _cold_start(cold: dict) -> list[str]:
         "",
         "## Cold start",
         "",
-        "Each workload in a fresh process with empty kernel caches (Axon's and PoCL's): seconds to the"
-        " end of its first step (the model is built on the CPU and moved first), the second step, the"
-        " same first step on PyTorch's CPU in a fresh process, and the caches' size on disk afterwards.",
+        "Each workload in a fresh process with empty kernel caches (Axon's and PoCL's), timed as a user"
+        " waits for it: `import torch` (Axon loads with it), building the model and its data on the CPU,"
+        " moving them to the device, making the optimiser (the first in a process imports torch._dynamo),"
+        " the first step as its calls return, and the first synchronisation"
+        " after it (the queued work finishing). **The whole wait**, the sum of those phases, is what the"
+        " cold-start targets judge. Beside it: the second step (to its synchronisation), the same whole"
+        " wait on PyTorch's CPU in a fresh process (`import torch` without Axon's autoload), and the"
+        " caches' size on disk afterwards.",
         "",
-        "| workload | Axon first step | Axon second step | CPU first step | import torch | cache on disk |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| workload | Axon whole wait | import torch | build | move | optimiser | first step | first sync "
+        "| Axon second step | CPU whole wait | cache on disk |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         ax = r["axon"]
         if "skipped" in ax:
-            lines.append(f"| {r['title']} | skipped: {ax['skipped']} | | | | |")
+            lines.append(f"| {r['title']} | skipped: {ax['skipped']} | | | | | | | | | |")
             continue
+        phases = " | ".join(f"{ax[k]:.2f} s" for k in PHASES)
         lines.append(
-            f"| {r['title']} | **{ax['first_step_s']:.2f} s** | {ax['second_step_s']:.3f} s "
-            f"| {r['cpu']['first_step_s']:.2f} s | {ax['import_s']:.2f} s | {ax['cache_bytes'] / 2**20:.1f} MiB |"
+            f"| {r['title']} | **{ax['total_s']:.2f} s** | {phases} | {ax['second_step_s']:.3f} s "
+            f"| {r['cpu']['total_s']:.2f} s | {ax['cache_bytes'] / 2**20:.1f} MiB |"
         )
     d = cold.get("demo")
     if d:
-        lines += ["", f"`make demo` (200 steps) on empty caches: Axon {d['axon_s']:.2f} s, CPU {d['cpu_s']:.2f} s."]
+        whole = f"; the whole process (imports, both runs) {d['process_s']:.2f} s" if "process_s" in d else ""
+        lines += [
+            "",
+            f"`make demo` (200 steps) on empty caches, the training loops' times it prints: Axon {d['axon_s']:.2f} s,"
+            f" CPU {d['cpu_s']:.2f} s{whole}.",
+        ]
     return lines
 
 
