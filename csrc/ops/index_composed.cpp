@@ -1,6 +1,6 @@
 // Index-shaped ops composed of native axon ops (no kernels of their own): nonzero_static,
 // unfold_backward, isin, histogram / histogramdd, segment_reduce. (max_unpool2d / 3d, a scatter
-// too, are registered with the other pooling ops in ops/sampling.cpp.) Shapes, checks
+// too, are registered with the other pooling ops in ops/pool.cpp.) Shapes, checks
 // and index arithmetic live here; the data moves through sort, searchsorted, gather, scatter and
 // index_add on the device.
 #include <ATen/native/Resize.h>

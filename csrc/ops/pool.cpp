@@ -1,53 +1,22 @@
-// Pooling (max with indices, average, adaptive average and max; 1-d to 3-d), resampling (nearest,
-// linear / bilinear / trilinear), reflection / replication padding and embedding's backward.
-// Only geometry is decided here; each op is one kernel of the runtime's pool, resample or
-// embedding family, forward per output element, backward a gather per input element.
-#include <ATen/Operators.h>
-#include <ATen/native/CPUFallback.h>
+// Pooling: max with indices, average, adaptive average and max (1-d to 3-d), each one kernel of
+// the runtime's pool family, forward per output element, backward a gather per input element;
+// fractional max pooling (2-d, 3-d; axon/pool.h), whose backward scatters through the indices;
+// and max unpooling, composed of a native scatter. Only geometry is decided here.
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 
 #include "axon_glue.h"
+#include "nn_checks.h"
+#include "spatial.h"
+
+extern "C" {
+#include "axon/pool.h"
+}
 
 namespace axon {
-
-// ops/copy.cpp: the counted CPU fallback, for ops declined at run time.
-void counted_cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
-
 namespace {
 
 using at::Tensor;
-using OptD = std::optional<double>;
-
-// Geometry of an input-space tensor and an output-space tensor with nd spatial dims, batched
-// ([n, c, ...]) or not ([c, ...]).
-axon_spatial_desc spatial(const Tensor& in_space, const Tensor& out_space, int nd) {
-  TORCH_CHECK(in_space.dim() == nd + 1 || in_space.dim() == nd + 2, "expected a ", nd + 1, "-d or ",
-              nd + 2, "-d input, got ", in_space.dim(), " dims");
-  TORCH_CHECK(out_space.dim() == in_space.dim(), "input and output of different ranks");
-  axon_spatial_desc d{};
-  d.nd = nd;
-  bool batched = in_space.dim() == nd + 2;
-  int lead = batched ? 2 : 1;
-  d.n = batched ? in_space.size(0) : 1;
-  d.c = in_space.size(lead - 1);
-  TORCH_CHECK(out_space.size(lead - 1) == d.c && (!batched || out_space.size(0) == d.n),
-              "input and output of different batch or channel sizes");
-  d.in_strides[0] = batched ? in_space.stride(0) : 0;
-  d.out_strides[0] = batched ? out_space.stride(0) : 0;
-  d.in_strides[1] = in_space.stride(lead - 1);
-  d.out_strides[1] = out_space.stride(lead - 1);
-  for (int i = 0; i < nd; i++) {
-    d.in[i] = in_space.size(lead + i);
-    d.out[i] = out_space.size(lead + i);
-    d.in_strides[2 + i] = in_space.stride(lead + i);
-    d.out_strides[2 + i] = out_space.stride(lead + i);
-    d.kernel[i] = d.stride[i] = d.dilation[i] = 1;
-  }
-  d.input = in_space.data_ptr();
-  d.output = out_space.data_ptr();
-  return d;
-}
 
 // A pooling parameter of 1 or nd values expanded to nd; an empty one takes `fallback`'s values
 // (PyTorch's stride defaults to the kernel size).
@@ -71,35 +40,6 @@ void set_window(axon_spatial_desc& d, int nd, at::IntArrayRef kernel, at::IntArr
     d.pad[i] = p[i];
     d.dilation[i] = dl[i];
   }
-}
-
-axon_dtype rt(const Tensor& t) {
-  return to_axon_dtype(t.scalar_type());
-}
-
-void check_floating(const Tensor& t, const char* op) {
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t.scalar_type()), "axon: ", op,
-                              " is not implemented for ", t.scalar_type());
-  check_dtype_supported(t.scalar_type(), t.device().index());
-}
-
-// Runs fn on `out` directly when it is non-overlapping and dense, else on a contiguous
-// temporary copied back.
-template <typename F>
-void into(Tensor& out, F fn) {
-  if (out.is_non_overlapping_and_dense()) {
-    fn(out);
-    return;
-  }
-  Tensor tmp = at::empty(out.sizes(), out.options());
-  fn(tmp);
-  out.copy_(tmp);
-}
-
-// Sizes an out= result; one sized here (not one the caller shaped) takes the memory format
-// PyTorch's CPU gives it: the input's suggested format for pooling and padding.
-void resize_in_format(Tensor& out, at::IntArrayRef shape, at::MemoryFormat format) {
-  if (at::native::resize_output(out, shape)) out.resize_(shape, format);
 }
 
 // ---- max pooling --------------------------------------------------------------------------------
@@ -293,229 +233,160 @@ Tensor& adaptive_max_pool_backward_out(const Tensor& grad_output, const Tensor& 
   return grad_input;
 }
 
-// ---- resampling ---------------------------------------------------------------------------------
+// ---- fractional max pooling -----------------------------------------------------------------
 
-// 1 / scale where PyTorch uses the given scale factor (a positive one), else 0.
-double inv_scale(const OptD& s) {
-  return s.has_value() && *s > 0 ? 1.0 / *s : 0.0;
-}
-
-void resample_fwd(const Tensor& self, std::initializer_list<OptD> scales, bool align,
-                  axon_resample_kind kind, Tensor& out) {
+template <int ND>
+std::tuple<Tensor&, Tensor&> fractional_max_pool_out(const Tensor& self, at::IntArrayRef kernel,
+                                                     at::IntArrayRef output_size,
+                                                     const Tensor& samples, Tensor& output,
+                                                     Tensor& indices) {
   c10::DeviceGuard guard(self.device());
-  if (kind == AXON_RESAMPLE_LINEAR) {
-    check_floating(self, "upsample (linear)");
-  } else {
-    check_dtype_supported(self.scalar_type(), self.device().index());
+  const char* name = ND == 2 ? "fractional_max_pool2d" : "fractional_max_pool3d";
+  TORCH_CHECK(int(kernel.size()) == ND && int(output_size.size()) == ND, name,
+              ": kernel_size and output_size must have ", ND, " elements");
+  TORCH_CHECK(self.dim() == ND + 1 || self.dim() == ND + 2, name, "(): Expected ", ND + 1, "D or ",
+              ND + 2, "D tensor, but got: ", self.sizes());
+  for (int64_t i = self.dim() - ND; i < self.dim(); i++)
+    TORCH_CHECK(self.size(i) > 0, name,
+                "(): Expected input to have non-zero size for non-batch "
+                "dimensions, but got ",
+                self.sizes(), " with dimension ", i, " being empty.");
+  check_float(self, name);
+  TORCH_CHECK(samples.scalar_type() == self.scalar_type(), name,
+              "(): expected random_samples of the input's dtype");
+  Tensor x = self.dim() == ND + 1 ? self.unsqueeze(0) : self;
+  int64_t n = x.size(0), c = x.size(1);
+  // PyTorch's checks: a larger sample batch is fine (the first n rows are used).
+  TORCH_CHECK(samples.dim() == 3, "Expect _random_samples to have 3 dimensions, got ",
+              samples.dim());
+  TORCH_CHECK(samples.size(1) == c, "Expect _random_samples.size(1) equals to input channel size.");
+  TORCH_CHECK(samples.size(2) == ND, "Expect _random_samples.size(2) equals to ", ND);
+  TORCH_CHECK(samples.size(0) >= n,
+              "Expect _random_samples.size(0) no less then input batch size.");
+  static const char* dims[] = {"time", "height", "width"};
+  axon_fractional_pool_desc d{};
+  axon_fractional_pool_args& a = d.args;
+  a.n = n;
+  a.channels = c;
+  a.nd = ND;
+  int lead = 3 - ND;
+  for (int k = 0; k < 3; k++) {
+    int j = k - lead;
+    a.in_size[k] = j < 0 ? 1 : x.size(2 + j);
+    a.out_size[k] = j < 0 ? 1 : output_size[j];
+    a.window[k] = j < 0 ? 1 : kernel[j];
+    a.in_strides[2 + k] = j < 0 ? 0 : x.stride(2 + j);
+    if (j >= 0)
+      TORCH_CHECK(output_size[j] + kernel[j] - 1 <= x.size(2 + j), name, "(): pool ", dims[k], " ",
+                  kernel[j], " too large relative to input ", dims[k], " ", x.size(2 + j));
   }
-  int nd = int(scales.size());
-  into(out, [&](Tensor& o) {
-    axon_spatial_desc d = spatial(self, o, nd);
-    int i = 0;
-    for (const OptD& s : scales) d.inv_scale[i++] = inv_scale(s);
-    d.align_corners = align;
-    AXON_CHECK(axon_resample(stream_for(self), rt(self), kind, &d));
-  });
-}
-
-void resample_bwd(const Tensor& grad_output, std::initializer_list<OptD> scales, bool align,
-                  axon_resample_kind kind, Tensor& grad_input) {
-  c10::DeviceGuard guard(grad_output.device());
-  check_floating(grad_output, "upsample backward");
-  int nd = int(scales.size());
-  Tensor g = grad_output.contiguous();
-  into(grad_input, [&](Tensor& gi) {
-    axon_spatial_desc d = spatial(gi, g, nd);
-    int i = 0;
-    for (const OptD& s : scales) d.inv_scale[i++] = inv_scale(s);
-    d.align_corners = align;
-    AXON_CHECK(axon_resample_backward(stream_for(g), rt(g), kind, &d));
-  });
-}
-
-// ---- reflection and replication padding ---------------------------------------------------------
-
-// padding is (last dim before, after, next-to-last before, after, ...).
-void set_padding(axon_spatial_desc& d, at::IntArrayRef padding, int nd) {
-  TORCH_CHECK(int(padding.size()) == 2 * nd, "padding size is expected to be ", 2 * nd);
-  for (int i = 0; i < nd; i++) {
-    int64_t before = padding[2 * (nd - 1 - i)], after = padding[2 * (nd - 1 - i) + 1];
-    TORCH_CHECK_NOT_IMPLEMENTED(before >= 0 && after >= 0,
-                                "axon: negative reflection / replication padding is not supported");
-    d.pad[i] = before;
-    d.pad_after[i] = after;
+  a.in_strides[0] = x.stride(0);
+  a.in_strides[1] = x.stride(1);
+  std::vector<int64_t> shape{n, c};
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  Tensor out = at::empty(shape, self.options());
+  Tensor idx = at::empty(shape, self.options().dtype(at::kLong));
+  Tensor u = samples.contiguous();
+  d.input = data_or_null(x);
+  d.samples = data_or_null(u);
+  d.output = data_or_null(out);
+  d.indices = data_or_null(idx);
+  AXON_CHECK(axon_fractional_max_pool(stream_for(self), rt(self), &d));
+  if (self.dim() == ND + 1) {
+    shape.erase(shape.begin());
+    out = out.squeeze(0);
+    idx = idx.squeeze(0);
   }
+  at::native::resize_output(output, shape);
+  at::native::resize_output(indices, shape);
+  output.copy_(out);
+  indices.copy_(idx);
+  return {output, indices};
 }
 
-std::vector<int64_t> padded_shape(const Tensor& self, at::IntArrayRef padding, int nd) {
-  TORCH_CHECK(self.dim() == nd + 1 || self.dim() == nd + 2, "padding: expected a ", nd + 1,
-              "-d or ", nd + 2, "-d input, got ", self.dim(), " dims");
-  TORCH_CHECK(int(padding.size()) == 2 * nd, "padding size is expected to be ", 2 * nd);
-  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end());
-  for (int i = 0; i < nd; i++) {
-    int64_t& sz = shape[shape.size() - 1 - i];
-    sz += padding[2 * i] + padding[2 * i + 1];
-    TORCH_CHECK(sz >= 1, "padding: output size is too small");
-  }
-  return shape;
-}
-
-// Where negative padding crops, each padded dim is an index_select of the source positions
-// (clamped for replication, mirrored for reflection) and the gradient an index_add back.
-Tensor pad_positions(int64_t out, int64_t before, int64_t in, axon_resample_kind kind,
-                     const Tensor& like) {
-  Tensor j = at::arange(out, like.options().dtype(at::kLong)).sub_(before);
-  if (kind != AXON_PAD_REFLECT) return j.clamp_(0, in - 1);
-  j.abs_();
-  return at::where(j.ge(in), j.neg().add_(2 * (in - 1)), j);
-}
-
-bool has_negative(at::IntArrayRef padding) {
-  return std::any_of(padding.begin(), padding.end(), [](int64_t p) { return p < 0; });
-}
-
-// Complex tensors pad as their parts: the (real, imaginary) planes become a batch of twice the
-// leading dim (padding treats every leading dim alike) for the real kernels.
-Tensor parts_as_batch(const Tensor& t) {
-  std::vector<int64_t> shape = t.sizes().vec();
-  shape[0] *= 2;
-  Tensor c = t.resolve_conj();
-  if (c.stride(-1) != 1) c = c.contiguous();  // view_as_real needs unit-stride elements
-  return at::view_as_real(c).movedim(-1, 0).reshape(shape);
-}
-
-Tensor batch_as_complex(const Tensor& r) {
-  std::vector<int64_t> shape = r.sizes().vec();
-  shape[0] /= 2;
-  shape.insert(shape.begin(), 2);
-  return at::view_as_complex(r.reshape(shape).movedim(0, -1).contiguous());
-}
-
-void pad_fwd(const Tensor& self, at::IntArrayRef padding, axon_resample_kind kind, Tensor& out,
-             int nd) {
-  if (self.is_complex() && out.numel() == 0) return;
-  if (self.is_complex()) {
-    Tensor parts = at::empty(parts_as_batch(out).sizes(),
-                             out.options().dtype(c10::toRealValueType(out.scalar_type())));
-    pad_fwd(parts_as_batch(self), padding, kind, parts, nd);
-    out.copy_(batch_as_complex(parts));
-    return;
-  }
+// The gradient scattered back through the saved indices (flat within each plane).
+template <int ND>
+Tensor& fractional_max_pool_backward_out(const Tensor& grad, const Tensor& self,
+                                         at::IntArrayRef /*kernel*/,
+                                         at::IntArrayRef /*output_size*/, const Tensor& indices,
+                                         Tensor& grad_input) {
   c10::DeviceGuard guard(self.device());
-  check_dtype_supported(self.scalar_type(), self.device().index());
-  for (int i = 0; i < nd; i++) {
-    int64_t in = self.size(self.dim() - 1 - i);
-    if (kind == AXON_PAD_REFLECT) {
-      TORCH_CHECK(padding[2 * i] < in && padding[2 * i + 1] < in,
-                  "Argument #4: Padding size should be less than the corresponding input "
-                  "dimension, but got: padding (",
-                  padding[2 * i], ", ", padding[2 * i + 1], ") at dimension ", self.dim() - 1 - i,
-                  " of input ", self.sizes());
-    } else {
-      TORCH_CHECK(in > 0, "replication padding: input dims must be non-empty");
-    }
-  }
-  if (has_negative(padding)) {
-    Tensor r = self;
-    for (int i = 0; i < nd; i++) {
-      int64_t d = self.dim() - 1 - i;
-      r = r.index_select(d, pad_positions(out.size(d), padding[2 * i], self.size(d), kind, self));
-    }
-    out.copy_(r);
-    return;
-  }
-  into(out, [&](Tensor& o) {
-    axon_spatial_desc d = spatial(self, o, nd);
-    set_padding(d, padding, nd);
-    AXON_CHECK(axon_resample(stream_for(self), rt(self), kind, &d));
-  });
+  TORCH_CHECK(grad.sizes() == indices.sizes(),
+              "fractional_max_pool_backward: grad_output and indices must have the same shape");
+  int64_t planes = self.dim() == ND + 2 ? self.size(0) * self.size(1) : self.size(0);
+  int64_t in_vol = 1;
+  for (int64_t i = self.dim() - ND; i < self.dim(); i++) in_vol *= self.size(i);
+  Tensor gi = at::zeros({planes, in_vol}, grad.options());
+  if (grad.numel() > 0)
+    gi.scatter_add_(1, indices.reshape({planes, -1}), grad.reshape({planes, -1}));
+  return write_like(grad_input, self, gi);
 }
 
-void pad_bwd(const Tensor& grad_output, const Tensor& self, at::IntArrayRef padding,
-             axon_resample_kind kind, Tensor& grad_input, int nd) {
-  if (grad_output.is_complex() && grad_input.numel() == 0) return;
-  if (grad_output.is_complex()) {
-    Tensor parts_self = parts_as_batch(self);
-    Tensor parts = at::empty(parts_self.sizes(), parts_self.options());
-    pad_bwd(parts_as_batch(grad_output), parts_self, padding, kind, parts, nd);
-    grad_input.copy_(batch_as_complex(parts));
-    return;
-  }
-  if (has_negative(padding)) {
-    Tensor g = grad_output;
-    for (int i = 0; i < nd; i++) {
-      int64_t d = self.dim() - 1 - i;
-      std::vector<int64_t> shape = g.sizes().vec();
-      shape[size_t(d)] = self.size(d);
-      g = at::zeros(shape, g.options())
-              .index_add_(d, pad_positions(g.size(d), padding[2 * i], self.size(d), kind, g), g);
-    }
-    grad_input.copy_(g);
-    return;
-  }
+Tensor fractional_max_pool3d_backward(const Tensor& grad, const Tensor& self,
+                                      at::IntArrayRef kernel, at::IntArrayRef output_size,
+                                      const Tensor& indices) {
+  Tensor gi = at::empty({0}, self.options());
+  return fractional_max_pool_backward_out<3>(grad, self, kernel, output_size, indices, gi);
+}
+
+// ---- max unpooling --------------------------------------------------------------------------
+// Each input value written to its saved flat position within its plane of zeros: scatter_ on
+// [planes, output volume] (a later duplicate index wins, as on the CPU).
+
+template <int ND>
+Tensor& max_unpool_out(const Tensor& self, const Tensor& indices, at::IntArrayRef output_size,
+                       Tensor& out) {
   c10::DeviceGuard guard(self.device());
-  check_floating(self, "padding backward");
-  Tensor g = grad_output.contiguous();
-  into(grad_input, [&](Tensor& gi) {
-    axon_spatial_desc d = spatial(gi, g, nd);
-    set_padding(d, padding, nd);
-    AXON_CHECK(axon_resample_backward(stream_for(g), rt(g), kind, &d));
-  });
-}
-
-template <axon_resample_kind K, int ND>
-Tensor& pad_out(const Tensor& self, at::IntArrayRef padding, Tensor& out) {
-  resize_in_format(out, padded_shape(self, padding, ND), self.suggest_memory_format());
-  pad_fwd(self, padding, K, out, ND);
+  const char* name = ND == 2 ? "max_unpooling2d" : "max_unpooling3d";
+  TORCH_CHECK(indices.scalar_type() == at::kLong,
+              "elements in indices should be type int64 but got: ", indices.scalar_type());
+  TORCH_CHECK(int(output_size.size()) == ND, "There should be exactly ", ND,
+              " elements in output_size, but got ", output_size.size(), " elements.");
+  TORCH_CHECK(self.dim() == ND + 1 || self.dim() == ND + 2, "Input to ", name, " should be a ",
+              ND + 1, "d or ", ND + 2, "d Tensor, but got a tensor with ", self.dim(),
+              " dimensions.");
+  TORCH_CHECK(self.sizes() == indices.sizes(),
+              "Expected shape of indices to be same as that of the input tensor (", self.sizes(),
+              ") but got indices tensor with shape: ", indices.sizes());
+  for (int64_t i = 1; i < self.dim(); i++)
+    TORCH_CHECK(self.size(i) > 0, name,
+                "(): Expected input to have non-zero size for non-batch "
+                "dimensions, but got ",
+                self.sizes(), " with dimension ", i, " being empty.");
+  std::vector<int64_t> shape(self.sizes().begin(), self.sizes().end() - ND);
+  shape.insert(shape.end(), output_size.begin(), output_size.end());
+  int64_t planes = c10::multiply_integers(self.sizes().begin(), self.sizes().end() - ND);
+  Tensor flat = at::zeros({planes, c10::multiply_integers(output_size)}, self.options());
+  if (self.numel() > 0) flat.scatter_(1, indices.reshape({planes, -1}), self.reshape({planes, -1}));
+  at::native::resize_output(out, shape);
+  out.copy_(flat.view(shape));
   return out;
 }
-template <axon_resample_kind K, int ND>
-Tensor pad_functional(const Tensor& self, at::IntArrayRef padding) {
-  Tensor out = at::empty(padded_shape(self, padding, ND),
-                         self.options().memory_format(self.suggest_memory_format()));
-  pad_fwd(self, padding, K, out, ND);
-  return out;
-}
-template <axon_resample_kind K, int ND>
-Tensor& pad_backward_out(const Tensor& g, const Tensor& self, at::IntArrayRef padding,
-                         Tensor& grad_input) {
-  at::native::resize_output(grad_input, self.sizes());
-  pad_bwd(g, self, padding, K, grad_input, ND);
-  return grad_input;
-}
-template <axon_resample_kind K, int ND>
-Tensor pad_backward(const Tensor& g, const Tensor& self, at::IntArrayRef padding) {
-  Tensor gi = at::empty(self.sizes(), self.options().memory_format(self.suggest_memory_format()));
-  pad_bwd(g, self, padding, K, gi, ND);
-  return gi;
+
+Tensor max_unpool2d(const Tensor& self, const Tensor& indices, at::IntArrayRef output_size) {
+  Tensor out = at::empty({0}, self.options());
+  return max_unpool_out<2>(self, indices, output_size, out);
 }
 
-// ---- embedding backward -------------------------------------------------------------------------
+Tensor& max_unpool3d_out(const Tensor& self, const Tensor& indices, at::IntArrayRef output_size,
+                         at::IntArrayRef stride, at::IntArrayRef padding, Tensor& out) {
+  TORCH_CHECK(stride.size() == 3,
+              "There should be exactly three elements (depth, height, width) "
+              "in stride, but got: ",
+              stride.size(), " elements.");
+  TORCH_CHECK(padding.size() == 3,
+              "There should be exactly three elements (depth, height, width) "
+              "in padding, but got: ",
+              padding.size(), " elements.");
+  TORCH_CHECK(stride[0] > 0 && stride[1] > 0 && stride[2] > 0,
+              "strides should be greater than zero, but got stride: ", stride);
+  return max_unpool_out<3>(self, indices, output_size, out);
+}
 
-Tensor embedding_dense_backward(const Tensor& grad_output, const Tensor& indices,
-                                int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq) {
-  c10::DeviceGuard guard(grad_output.device());
-  check_floating(grad_output, "embedding_backward");
-  TORCH_CHECK(indices.scalar_type() == at::kLong || indices.scalar_type() == at::kInt,
-              "embedding_backward: indices must be int64 or int32, got ", indices.scalar_type());
-  Tensor idx = indices.reshape({-1}).contiguous();
-  int64_t n = idx.numel(), dim = grad_output.size(-1);
-  Tensor g = grad_output.reshape({n, dim}).contiguous();
-  Tensor out = at::zeros({num_weights, dim}, grad_output.options());
-  Tensor scratch = at::empty({3 * std::max<int64_t>(n, 1)}, idx.options().dtype(at::kLong));
-  axon_embedding_bwd_desc d{};
-  d.n = n;
-  d.dim = dim;
-  d.num_weights = num_weights;
-  d.padding_idx = padding_idx;
-  d.scale_by_freq = scale_grad_by_freq;
-  d.index_is_int32 = idx.scalar_type() == at::kInt;
-  d.grad = g.data_ptr();
-  d.index = idx.data_ptr();
-  d.scratch = scratch.data_ptr();
-  d.out = out.data_ptr();
-  AXON_CHECK(axon_embedding_backward(stream_for(g), rt(g), &d));
-  return out;
+Tensor max_unpool3d(const Tensor& self, const Tensor& indices, at::IntArrayRef output_size,
+                    at::IntArrayRef stride, at::IntArrayRef padding) {
+  Tensor out = at::empty({0}, self.options());
+  return max_unpool3d_out(self, indices, output_size, stride, padding, out);
 }
 
 // Registration shapes of the pooling ops, per dimensionality ND (2 or 3).
@@ -580,144 +451,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("adaptive_max_pool3d.out", adaptive_max_pool_out_nd<3>);
   m.impl("adaptive_max_pool2d_backward.grad_input", adaptive_max_pool_backward_out_nd<2>);
   m.impl("adaptive_max_pool3d_backward.grad_input", adaptive_max_pool_backward_out_nd<3>);
-  // nearest and nearest-exact: the same six registrations with another mode.
-#define AXON_NEAREST_FAMILY(prefix, mode)                                                          \
-  m.impl(prefix "1d.out",                                                                          \
-         [](const Tensor& self, at::IntArrayRef, OptD s, Tensor& out) -> Tensor& {                 \
-           resample_fwd(self, {s}, false, mode, out);                                              \
-           return out;                                                                             \
-         });                                                                                       \
-  m.impl(prefix "2d.out",                                                                          \
-         [](const Tensor& self, at::IntArrayRef, OptD sh, OptD sw, Tensor& out) -> Tensor& {       \
-           resample_fwd(self, {sh, sw}, false, mode, out);                                         \
-           return out;                                                                             \
-         });                                                                                       \
-  m.impl(                                                                                          \
-      prefix "3d.out",                                                                             \
-      [](const Tensor& self, at::IntArrayRef, OptD sd, OptD sh, OptD sw, Tensor& out) -> Tensor& { \
-        resample_fwd(self, {sd, sh, sw}, false, mode, out);                                        \
-        return out;                                                                                \
-      });                                                                                          \
-  m.impl(prefix "1d_backward.grad_input",                                                          \
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD s, Tensor& gi) -> Tensor& {    \
-           resample_bwd(g, {s}, false, mode, gi);                                                  \
-           return gi;                                                                              \
-         });                                                                                       \
-  m.impl(prefix "2d_backward.grad_input",                                                          \
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sh, OptD sw,                   \
-            Tensor& gi) -> Tensor& {                                                               \
-           resample_bwd(g, {sh, sw}, false, mode, gi);                                             \
-           return gi;                                                                              \
-         });                                                                                       \
-  m.impl(prefix "3d_backward.grad_input",                                                          \
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, OptD sd, OptD sh, OptD sw,          \
-            Tensor& gi) -> Tensor& {                                                               \
-           resample_bwd(g, {sd, sh, sw}, false, mode, gi);                                         \
-           return gi;                                                                              \
-         });
-  AXON_NEAREST_FAMILY("upsample_nearest", AXON_RESAMPLE_NEAREST)
-  AXON_NEAREST_FAMILY("_upsample_nearest_exact", AXON_RESAMPLE_NEAREST_EXACT)
-#undef AXON_NEAREST_FAMILY
-  // linear
-  m.impl("upsample_linear1d.out",
-         [](const Tensor& self, at::IntArrayRef, bool ac, OptD s, Tensor& out) -> Tensor& {
-           resample_fwd(self, {s}, ac, AXON_RESAMPLE_LINEAR, out);
-           return out;
-         });
-  m.impl("upsample_bilinear2d.out",
-         [](const Tensor& self, at::IntArrayRef size, bool ac, OptD sh, OptD sw,
-            Tensor& out) -> Tensor& {
-           // uint8 images: PyTorch's CPU kernel interpolates them in fixed point with its own
-           // rounding, so they go to the counted CPU fallback.
-           if (self.scalar_type() == at::kByte)
-             return at::native::call_fallback_fn<&counted_cpu_fallback,
-                                                 ATEN_OP2(upsample_bilinear2d, out)>::call(self,
-                                                                                           size, ac,
-                                                                                           sh, sw,
-                                                                                           out);
-           resample_fwd(self, {sh, sw}, ac, AXON_RESAMPLE_LINEAR, out);
-           return out;
-         });
-  m.impl("upsample_trilinear3d.out",
-         [](const Tensor& self, at::IntArrayRef, bool ac, OptD sd, OptD sh, OptD sw,
-            Tensor& out) -> Tensor& {
-           resample_fwd(self, {sd, sh, sw}, ac, AXON_RESAMPLE_LINEAR, out);
-           return out;
-         });
-  m.impl("upsample_linear1d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, bool ac, OptD s,
-            Tensor& gi) -> Tensor& {
-           resample_bwd(g, {s}, ac, AXON_RESAMPLE_LINEAR, gi);
-           return gi;
-         });
-  m.impl("upsample_bilinear2d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, bool ac, OptD sh, OptD sw,
-            Tensor& gi) -> Tensor& {
-           resample_bwd(g, {sh, sw}, ac, AXON_RESAMPLE_LINEAR, gi);
-           return gi;
-         });
-  m.impl("upsample_trilinear3d_backward.grad_input",
-         [](const Tensor& g, at::IntArrayRef, at::IntArrayRef, bool ac, OptD sd, OptD sh, OptD sw,
-            Tensor& gi) -> Tensor& {
-           resample_bwd(g, {sd, sh, sw}, ac, AXON_RESAMPLE_LINEAR, gi);
-           return gi;
-         });
-  // reflection padding (1-d and 3-d structured, 2-d not)
-  m.impl("reflection_pad1d.out", [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
-    pad_fwd(self, p, AXON_PAD_REFLECT, out, 1);
-    return out;
-  });
-  m.impl("reflection_pad1d_backward.grad_input",
-         [](const Tensor& g, const Tensor& self, at::IntArrayRef p, Tensor& gi) -> Tensor& {
-           pad_bwd(g, self, p, AXON_PAD_REFLECT, gi, 1);
-           return gi;
-         });
-  m.impl("reflection_pad2d", pad_functional<AXON_PAD_REFLECT, 2>);
-  m.impl("reflection_pad2d.out", pad_out<AXON_PAD_REFLECT, 2>);
-  m.impl("reflection_pad2d_backward", pad_backward<AXON_PAD_REFLECT, 2>);
-  m.impl("reflection_pad2d_backward.grad_input", pad_backward_out<AXON_PAD_REFLECT, 2>);
-  // The functional forms of the structured ones too: their results take the input's memory
-  // format, which the structured wrapper's contiguous allocation would not.
-  m.impl("reflection_pad3d", pad_functional<AXON_PAD_REFLECT, 3>);
-  m.impl("reflection_pad3d_backward", pad_backward<AXON_PAD_REFLECT, 3>);
-  m.impl("replication_pad2d", pad_functional<AXON_PAD_REPLICATE, 2>);
-  m.impl("replication_pad3d", pad_functional<AXON_PAD_REPLICATE, 3>);
-  m.impl("reflection_pad3d.out", [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
-    pad_fwd(self, p, AXON_PAD_REFLECT, out, 3);
-    return out;
-  });
-  m.impl("reflection_pad3d_backward.grad_input",
-         [](const Tensor& g, const Tensor& self, at::IntArrayRef p, Tensor& gi) -> Tensor& {
-           pad_bwd(g, self, p, AXON_PAD_REFLECT, gi, 3);
-           return gi;
-         });
-  // replication padding (forward structured; 1-d backward structured, 2-d / 3-d not)
-  m.impl("replication_pad1d.out",
-         [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
-           pad_fwd(self, p, AXON_PAD_REPLICATE, out, 1);
-           return out;
-         });
-  m.impl("replication_pad2d.out",
-         [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
-           pad_fwd(self, p, AXON_PAD_REPLICATE, out, 2);
-           return out;
-         });
-  m.impl("replication_pad3d.out",
-         [](const Tensor& self, at::IntArrayRef p, Tensor& out) -> Tensor& {
-           pad_fwd(self, p, AXON_PAD_REPLICATE, out, 3);
-           return out;
-         });
-  m.impl("replication_pad1d_backward.grad_input",
-         [](const Tensor& g, const Tensor& self, at::IntArrayRef p, Tensor& gi) -> Tensor& {
-           pad_bwd(g, self, p, AXON_PAD_REPLICATE, gi, 1);
-           return gi;
-         });
-  m.impl("replication_pad2d_backward", pad_backward<AXON_PAD_REPLICATE, 2>);
-  m.impl("replication_pad2d_backward.grad_input", pad_backward_out<AXON_PAD_REPLICATE, 2>);
-  m.impl("replication_pad3d_backward", pad_backward<AXON_PAD_REPLICATE, 3>);
-  m.impl("replication_pad3d_backward.grad_input", pad_backward_out<AXON_PAD_REPLICATE, 3>);
-  // embedding
-  m.impl("embedding_dense_backward", embedding_dense_backward);
+  // fractional max pooling and max unpooling
+  m.impl("fractional_max_pool2d.output", fractional_max_pool_out<2>);
+  m.impl("fractional_max_pool2d_backward.grad_input", fractional_max_pool_backward_out<2>);
+  m.impl("fractional_max_pool3d.output", fractional_max_pool_out<3>);
+  m.impl("fractional_max_pool3d_backward", fractional_max_pool3d_backward);
+  m.impl("fractional_max_pool3d_backward.grad_input", fractional_max_pool_backward_out<3>);
+  m.impl("max_unpool2d", max_unpool2d);
+  m.impl("max_unpool2d.out", max_unpool_out<2>);
+  m.impl("max_unpool3d", max_unpool3d);
+  m.impl("max_unpool3d.out", max_unpool3d_out);
 }
 
 }  // namespace axon

@@ -6,13 +6,7 @@
  * atomics and a fixed summation order.
  */
 
-/* Mirrors sp_geom in runtime/src/ops/spatial.h. */
-typedef struct sp_geom {
-  long n, c;
-  long in[3], out[3], k[3], s[3], p[3], d[3], pa[3];
-  long in_st[5], out_st[5];
-  long count_include_pad, divisor, align_corners, pad_;
-} sp_geom;
+#include "spatial_args.h"
 
 /* One run of im2col's output: column block `block` (row * n + sample) at output positions
  * o01 (= o0 * out1 + o1) and any o2. The image element for o2 is at `from` + (o2 * s2 + shift)

@@ -3,16 +3,12 @@
  * launcher). Forward kernels: a work-item per output element. Backward kernels: a work-item
  * per input element that gathers the gradient of every output window containing it, so no
  * atomics and a fixed summation order. Tensors are strided: in_st / out_st are the strides
- * (n, c, d0, d1, d2) of the input-space and output-space tensors.
+ * (n, c, d0, d1, d2) of the input-space and output-space tensors. At the end, fractional max
+ * pooling, which takes a descriptor of its own (pool_args.h).
  */
 
-/* Mirrors sp_geom in runtime/src/ops/spatial.h. */
-typedef struct sp_geom {
-  long n, c;
-  long in[3], out[3], k[3], s[3], p[3], d[3], pa[3];
-  long in_st[5], out_st[5];
-  long count_include_pad, divisor, align_corners, pad_;
-} sp_geom;
+#include "pool_args.h"
+#include "spatial_args.h"
 
 /* Decomposes a linear index over (n, c, x0, x1, x2) of sizes sz[] and returns the offset with
  * strides st[]; the spatial coordinates go to x[]. */
@@ -290,4 +286,52 @@ KERNEL(adaptive_max_pool_backward)(BUF(grad), BUF(indices), BUF(grad_input), sp_
   }
   STORE(PTR(grad_input), in_at, acc);
 }
+#endif
+
+/* ---- fractional max pooling ------------------------------------------------------------------
+ * An axon_fractional_pool_args A (pool_args.h); 2-d as 3-d with depth 1. A work-item per output
+ * element. samples is contiguous [n, c, nd] of the input's dtype: for 2-d sample 0 places the
+ * columns and sample 1 the rows; for 3-d 0, 1, 2 place d, h, w. Indices (int64) are flat within
+ * the (d, h, w) plane. */
+
+#ifdef IS_FLOAT
+
+inline long frac_start(CT u, long in, long out, long k, long i) {
+  if (i == out - 1) return in - k;
+  CT alpha = (CT)(in - k) / (CT)(out - 1);
+  return (long)(((CT)i + u) * alpha) - (long)(u * alpha);
+}
+
+KERNEL(fractional_max_pool)(BUF(in), BUF(samples), BUF(out), BUF(indices),
+                            axon_fractional_pool_args A, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long O0 = A.out_size[0], O1 = A.out_size[1], O2 = A.out_size[2], nd = A.nd;
+  long o2 = idx % O2, o1 = (idx / O2) % O1, o0 = (idx / (O2 * O1)) % O0,
+       plane = idx / (O2 * O1 * O0);
+  __global uchar *sm = PTR(samples);
+  long s0 = plane * nd;
+  /* sample index per spatial dim (d, h, w) */
+  CT u0 = nd == 3 ? LOAD(sm, s0) : (CT)0;
+  CT u1 = nd == 3 ? LOAD(sm, s0 + 1) : LOAD(sm, s0 + 1);
+  CT u2 = nd == 3 ? LOAD(sm, s0 + 2) : LOAD(sm, s0);
+  const long *isz = A.in_size, *k = A.window, *st = A.in_strides;
+  long a0 = nd == 3 ? frac_start(u0, isz[0], O0, k[0], o0) : 0;
+  long a1 = frac_start(u1, isz[1], O1, k[1], o1), a2 = frac_start(u2, isz[2], O2, k[2], o2);
+  long base = (plane / A.channels) * st[0] + (plane % A.channels) * st[1];
+  CT best = -INFINITY;
+  long arg = (a0 * isz[1] + a1) * isz[2] + a2;
+  for (long d = a0; d < a0 + k[0]; d++)
+    for (long h = a1; h < a1 + k[1]; h++)
+      for (long w = a2; w < a2 + k[2]; w++) {
+        CT v = LOAD(PTR(in), base + d * st[2] + h * st[3] + w * st[4]);
+        if (v > best || IS_NAN(v)) {
+          best = v;
+          arg = (d * isz[1] + h) * isz[2] + w;
+        }
+      }
+  STORE(PTR(out), idx, best);
+  ST_I64(PTR(indices), idx, arg);
+}
+
 #endif

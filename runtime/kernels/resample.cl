@@ -3,15 +3,13 @@
  * PyTorch computes source positions. Forward: a work-item per output element. Backward: a
  * work-item per input element gathering from every output that reads it (no atomics, a fixed
  * summation order). Tensors are strided: in_st / out_st are the strides (n, c, d0, d1, d2).
+ * At the end, the 2-d filtered resampling (bicubic, antialiased bilinear), whose backward
+ * scatters instead.
  */
 
-/* Mirrors sp_geom in runtime/src/ops/spatial.h. */
-typedef struct sp_geom {
-  long n, c;
-  long in[3], out[3], k[3], s[3], p[3], d[3], pa[3];
-  long in_st[5], out_st[5];
-  long count_include_pad, divisor, align_corners, pad_;
-} sp_geom;
+#include "interp_common.cl"
+#include "resample_args.h"
+#include "spatial_args.h"
 
 inline long rs_offset(long idx, const long *sz, const long *st, long c, long *x) {
   x[2] = idx % sz[2];
@@ -234,4 +232,139 @@ KERNEL(pad_backward)(BUF(grad), BUF(grad_input), sp_geom g, int mode, long total
   }
   STORE(PTR(grad_input), in_at, acc);
 }
+#endif
+
+/* ---- 2-d filtered resampling: bicubic and antialiased bilinear --------------------------------
+ * Forward: a work-item per output element, reading the strided input. Backward: a work-item per
+ * grad_output element, scattering into a contiguous zero-filled accumulator of CT with acc_add
+ * (interp_common.cl). A: axon_resample2d_args (resample_args.h). */
+
+#ifdef IS_FLOAT
+
+/* The source position of output index dst: first tap and fraction, clamped as PyTorch does. */
+inline void cubic_source(CT scale, long dst, long in, long align, long *first, CT *t) {
+  CT real = align ? scale * (CT)dst : scale * ((CT)dst + (CT)0.5) - (CT)0.5;
+  long i = (long)floor(real);
+  if (i > in - 1) i = in - 1;
+  *first = i;
+  *t = fmin(fmax(real - (CT)i, (CT)0), (CT)1);
+}
+
+inline long clamp_index(long i, long n) {
+  return i < 0 ? 0 : (i >= n ? n - 1 : i);
+}
+
+/* Output element idx: its plane and position, and the strided tensor's offset of the plane. */
+inline long rs2_place(const axon_resample2d_args *A, long idx, long *plane, long *y, long *x) {
+  *x = idx % A->out_w;
+  *y = (idx / A->out_w) % A->out_h;
+  *plane = idx / (A->out_w * A->out_h);
+  return (*plane / A->channels) * A->strides[0] + (*plane % A->channels) * A->strides[1];
+}
+
+KERNEL(bicubic2d)(BUF(in), BUF(out), axon_resample2d_args A, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long ih = A.in_h, iw = A.in_w, plane, y, x;
+  long base = rs2_place(&A, idx, &plane, &y, &x);
+  long x0, y0;
+  CT tx, ty, wx[4], wy[4];
+  cubic_source(ARG_REAL(A.scale_h), y, ih, A.align_corners, &y0, &ty);
+  cubic_source(ARG_REAL(A.scale_w), x, iw, A.align_corners, &x0, &tx);
+  cubic_weights(tx, wx);
+  cubic_weights(ty, wy);
+  CT acc = 0;
+  for (int j = 0; j < 4; j++) {
+    long row = base + clamp_index(y0 - 1 + j, ih) * A.strides[2];
+    CT r = 0;
+    for (int i = 0; i < 4; i++)
+      r += wx[i] * LOAD(PTR(in), row + clamp_index(x0 - 1 + i, iw) * A.strides[3]);
+    acc += wy[j] * r;
+  }
+  STORE(PTR(out), idx, acc);
+}
+
+KERNEL(bicubic2d_backward)(BUF(grad_out), BUF(acc), axon_resample2d_args A, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long ih = A.in_h, iw = A.in_w, plane, y, x;
+  long base = rs2_place(&A, idx, &plane, &y, &x);
+  CT g = LOAD(PTR(grad_out), base + y * A.strides[2] + x * A.strides[3]);
+  long x0, y0;
+  CT tx, ty, wx[4], wy[4];
+  cubic_source(ARG_REAL(A.scale_h), y, ih, A.align_corners, &y0, &ty);
+  cubic_source(ARG_REAL(A.scale_w), x, iw, A.align_corners, &x0, &tx);
+  cubic_weights(tx, wx);
+  cubic_weights(ty, wy);
+  for (int j = 0; j < 4; j++) {
+    long row = (plane * ih + clamp_index(y0 - 1 + j, ih)) * iw;
+    for (int i = 0; i < 4; i++)
+      acc_add(PTR(acc), row + clamp_index(x0 - 1 + i, iw), g * wy[j] * wx[i]);
+  }
+}
+
+/* Antialiased bilinear: the triangle filter stretched over the scale when downsampling,
+ * normalised per output pixel. */
+
+/* The input span [lo, lo + size) read by output index i, and the filter's centre and 1/width. */
+inline void aa_span(CT scale, long i, long in, CT *center, CT *inv, long *lo, long *size) {
+  CT support = scale >= 1 ? scale : (CT)1;
+  *center = scale * ((CT)i + (CT)0.5);
+  *inv = scale >= 1 ? 1 / scale : (CT)1;
+  long a = (long)(*center - support + (CT)0.5), b = (long)(*center + support + (CT)0.5);
+  *lo = a < 0 ? 0 : a;
+  *size = (b < in ? b : in) - *lo;
+}
+
+inline CT aa_weight(long j, long lo, CT center, CT inv) {
+  CT x = fabs(((CT)(j + lo) - center + (CT)0.5) * inv);
+  return x < 1 ? 1 - x : (CT)0;
+}
+
+inline CT aa_total(long lo, long size, CT center, CT inv) {
+  CT t = 0;
+  for (long j = 0; j < size; j++) t += aa_weight(j, lo, center, inv);
+  return t == 0 ? (CT)1 : t;
+}
+
+KERNEL(aa_bilinear2d)(BUF(in), BUF(out), axon_resample2d_args A, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long ih = A.in_h, iw = A.in_w, plane, y, x;
+  long base = rs2_place(&A, idx, &plane, &y, &x);
+  CT cx, cy, vx, vy;
+  long x0, y0, nx, ny;
+  aa_span(ARG_REAL(A.scale_h), y, ih, &cy, &vy, &y0, &ny);
+  aa_span(ARG_REAL(A.scale_w), x, iw, &cx, &vx, &x0, &nx);
+  CT tx = aa_total(x0, nx, cx, vx), ty = aa_total(y0, ny, cy, vy);
+  CT acc = 0;
+  for (long j = 0; j < ny; j++) {
+    CT r = 0;
+    long row = base + (y0 + j) * A.strides[2];
+    for (long i = 0; i < nx; i++)
+      r += aa_weight(i, x0, cx, vx) / tx * LOAD(PTR(in), row + (x0 + i) * A.strides[3]);
+    acc += aa_weight(j, y0, cy, vy) / ty * r;
+  }
+  STORE(PTR(out), idx, acc);
+}
+
+KERNEL(aa_bilinear2d_backward)(BUF(grad_out), BUF(acc), axon_resample2d_args A, long total) {
+  long idx = get_global_id(0);
+  if (idx >= total) return;
+  long ih = A.in_h, iw = A.in_w, plane, y, x;
+  long base = rs2_place(&A, idx, &plane, &y, &x);
+  CT g = LOAD(PTR(grad_out), base + y * A.strides[2] + x * A.strides[3]);
+  CT cx, cy, vx, vy;
+  long x0, y0, nx, ny;
+  aa_span(ARG_REAL(A.scale_h), y, ih, &cy, &vy, &y0, &ny);
+  aa_span(ARG_REAL(A.scale_w), x, iw, &cx, &vx, &x0, &nx);
+  CT tx = aa_total(x0, nx, cx, vx), ty = aa_total(y0, ny, cy, vy);
+  for (long j = 0; j < ny; j++) {
+    CT gy = g * aa_weight(j, y0, cy, vy) / ty;
+    long row = (plane * ih + y0 + j) * iw;
+    for (long i = 0; i < nx; i++)
+      acc_add(PTR(acc), row + x0 + i, gy * aa_weight(i, x0, cx, vx) / tx);
+  }
+}
+
 #endif

@@ -281,8 +281,10 @@ static char *read_file(const char *path) {
   return s;
 }
 
-/* One embedded (or AXON_KERNEL_DIR) .cl file by name, or NULL. Caller frees. */
-static char *kernel_file(const char *name) {
+/* One embedded (or AXON_KERNEL_DIR) kernel file by name, or NULL: a .cl file or the pointwise
+ * table by its name without the extension, a header (NAME_args.h) by its whole name. Caller
+ * frees. */
+static char *kernel_file_raw(const char *name) {
   const char *dir = getenv("AXON_KERNEL_DIR");
   if (dir && *dir) {
     char path[1024];
@@ -290,11 +292,56 @@ static char *kernel_file(const char *name) {
     char *text = read_file(path);
     if (text) return text;
     snprintf(path, sizeof path, "%s/%s.def", dir, name); /* the pointwise table */
+    text = read_file(path);
+    if (text) return text;
+    snprintf(path, sizeof path, "%s/%s", dir, name); /* a header */
     return read_file(path);
   }
   for (const axon_embedded_source *e = axon_embedded_sources; e->name; e++)
     if (!strcmp(e->name, name)) return strdup(e->text);
   return NULL;
+}
+
+#define INCLUDE_DIRECTIVE "#include \""
+
+/* text with each line `#include "NAME"` replaced by kernel file NAME (".cl" dropped), itself
+ * expanded: the OpenCL compiler sees the sources as one string and cannot open files, so the
+ * kernels include the launch descriptors they share with the C runtime (kernels/NAME_args.h)
+ * and each other's helpers this way. The headers carry include guards. Frees text; NULL when
+ * an included file is missing or the nesting runs deeper than 8. */
+static char *expand_includes(char *text, int depth) {
+  char *at = text ? strstr(text, INCLUDE_DIRECTIVE) : NULL;
+  while (at && at != text && at[-1] != '\n') at = strstr(at + 1, INCLUDE_DIRECTIVE);
+  if (!at) return text;
+  const char *name = at + strlen(INCLUDE_DIRECTIVE);
+  const char *close = strchr(name, '"');
+  size_t len = close ? (size_t)(close - name) : 0;
+  char file[128];
+  if (depth >= 8 || len == 0 || len >= sizeof file) {
+    free(text);
+    return NULL;
+  }
+  memcpy(file, name, len);
+  file[len] = '\0';
+  if (len > 3 && !strcmp(file + len - 3, ".cl")) file[len - 3] = '\0';
+  char *inner = expand_includes(kernel_file_raw(file), depth + 1);
+  const char *rest = close + 1 + strcspn(close + 1, "\n");
+  size_t head = (size_t)(at - text);
+  char *joined = inner ? malloc(head + strlen(inner) + strlen(rest) + 1) : NULL;
+  if (joined) {
+    memcpy(joined, text, head);
+    strcpy(joined + head, inner);
+    strcat(joined + head, rest);
+  }
+  free(inner);
+  free(text);
+  /* The rest of the file, which may include more. */
+  return joined ? expand_includes(joined, depth) : NULL;
+}
+
+/* A kernel file with its includes expanded, or NULL. Caller frees. */
+static char *kernel_file(const char *name) {
+  return expand_includes(kernel_file_raw(name), 0);
 }
 
 char *axon_kernel_file_text(const char *name) {

@@ -1,5 +1,7 @@
-/* Launches embedding's backward (kernels/embedding.cl). */
-#include "launch_common.h"
+/* Launches embedding's backward and the embedding bags (kernels/embedding.cl). */
+#include "axon/embedding.h"
+
+#include "args_launch.h"
 
 axon_status_t axon_embedding_backward(axon_stream_t stream, axon_dtype dtype,
                                       const axon_embedding_bwd_desc *d) {
@@ -29,4 +31,48 @@ axon_status_t axon_embedding_backward(axon_stream_t stream, axon_dtype dtype,
   if (local2[1] > group_size(stream)) local2[1] = group_size(stream);
   global2[1] = axon_round_up((size_t)d->dim, local2[1]);
   return axon_launch(program, "embedding_backward", stream, 2, global2, local2, args, 10);
+}
+
+/* ---- embedding bags (axon/embedding.h) ------------------------------------------------------ */
+
+static const args_kernel bag_kernels[] = {
+    [AXON_EMBEDDING_BAG_FORWARD] = {"embedding_bag", 0},
+    [AXON_EMBEDDING_BAG_OFFSET2BAG] = {"embedding_bag_offset2bag", 0},
+    [AXON_EMBEDDING_BAG_ROWS] = {"embedding_bag_rows", 0},
+    [AXON_EMBEDDING_BAG_PSW_BACKWARD] = {"embedding_bag_psw_backward", 0},
+};
+
+axon_status_t axon_embedding_bag(axon_stream_t stream, axon_dtype dtype,
+                                 axon_embedding_bag_kernel kernel,
+                                 const axon_embedding_bag_desc *d) {
+  const args_kernel *k = ARGS_KERNEL(bag_kernels, kernel);
+  if (!k)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "embedding_bag: unknown kernel %d", (int)kernel);
+  if (!d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL descriptor", k->name);
+  const axon_embedding_bag_args *a = &d->args;
+  if (a->bags < 0 || a->dim < 0 || a->indices < 0)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: negative sizes", k->name);
+  switch (kernel) {
+    case AXON_EMBEDDING_BAG_FORWARD: {
+      const void *b[] = {d->weight, d->indices,  d->offsets,    d->per_sample_weights,
+                         d->output, d->bag_size, d->max_indices};
+      return args_launch(stream, dtype, "embedding", k, a->bags * a->dim, b, 7, a, sizeof *a);
+    }
+    case AXON_EMBEDDING_BAG_OFFSET2BAG: {
+      const void *b[] = {d->offsets, d->offset2bag};
+      return args_launch(stream, dtype, "embedding", k, a->bags > 0 ? a->indices : 0, b, 2, a,
+                         sizeof *a);
+    }
+    case AXON_EMBEDDING_BAG_ROWS: {
+      const void *b[] = {d->grad,     d->indices,     d->offset2bag,
+                         d->bag_size, d->max_indices, d->per_sample_weights,
+                         d->output};
+      return args_launch(stream, dtype, "embedding", k, a->indices * a->dim, b, 7, a, sizeof *a);
+    }
+    case AXON_EMBEDDING_BAG_PSW_BACKWARD: {
+      const void *b[] = {d->grad, d->weight, d->indices, d->offset2bag, d->output};
+      return args_launch(stream, dtype, "embedding", k, a->indices, b, 5, a, sizeof *a);
+    }
+  }
+  return AXON_SUCCESS;
 }

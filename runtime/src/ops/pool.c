@@ -1,6 +1,10 @@
-/* Launches max, average, adaptive average and adaptive max pooling (kernels/pool.cl). */
+/* Launches max, average, adaptive average and adaptive max pooling, and fractional max pooling
+ * (kernels/pool.cl; axon/pool.h). */
+#include "axon/pool.h"
+
 #include <stdio.h>
 
+#include "args_launch.h"
 #include "spatial.h"
 
 static const char *pool_name(axon_pool_kind kind) {
@@ -70,4 +74,19 @@ axon_status_t axon_pool(axon_stream_t stream, axon_dtype dtype, axon_pool_kind k
 axon_status_t axon_pool_backward(axon_stream_t stream, axon_dtype dtype, axon_pool_kind kind,
                                  const axon_spatial_desc *d) {
   return pool_launch(stream, dtype, kind, d, 1);
+}
+
+/* ---- fractional max pooling (axon/pool.h) --------------------------------------------------- */
+
+axon_status_t axon_fractional_max_pool(axon_stream_t stream, axon_dtype dtype,
+                                       const axon_fractional_pool_desc *d) {
+  static const args_kernel kernel = {"fractional_max_pool", 0};
+  if (!d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "fractional_max_pool: NULL descriptor");
+  const axon_fractional_pool_args *a = &d->args;
+  if (a->nd != 2 && a->nd != 3)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "fractional_max_pool: %lld spatial dims",
+                     (long long)a->nd);
+  int64_t items = a->n * a->channels * a->out_size[0] * a->out_size[1] * a->out_size[2];
+  const void *b[] = {d->input, d->samples, d->output, d->indices};
+  return args_launch(stream, dtype, "pool", &kernel, items, b, 4, a, sizeof *a);
 }

@@ -1,6 +1,10 @@
-/* Launches resampling and reflection / replication padding (kernels/resample.cl). */
+/* Launches resampling and reflection / replication padding (kernels/resample.cl), and the 2-d
+ * filtered resampling (bicubic, antialiased bilinear; axon/resample.h). */
+#include "axon/resample.h"
+
 #include <stdio.h>
 
+#include "args_launch.h"
 #include "spatial.h"
 
 static int is_float(axon_dtype t) {
@@ -77,4 +81,28 @@ axon_status_t axon_resample(axon_stream_t stream, axon_dtype dtype, axon_resampl
 axon_status_t axon_resample_backward(axon_stream_t stream, axon_dtype dtype,
                                      axon_resample_kind kind, const axon_spatial_desc *d) {
   return resample_launch(stream, dtype, kind, d, 1);
+}
+
+/* ---- 2-d filtered resampling (axon/resample.h) ---------------------------------------------- */
+
+static const args_kernel resample2d_kernels[] = {
+    [AXON_RESAMPLE2D_BICUBIC] = {"bicubic2d", 0},
+    [AXON_RESAMPLE2D_BICUBIC_BACKWARD] = {"bicubic2d_backward", 0},
+    [AXON_RESAMPLE2D_AA_BILINEAR] = {"aa_bilinear2d", 0},
+    [AXON_RESAMPLE2D_AA_BILINEAR_BACKWARD] = {"aa_bilinear2d_backward", 0},
+};
+
+axon_status_t axon_resample2d(axon_stream_t stream, axon_dtype dtype, axon_resample2d_kernel kernel,
+                              const axon_resample2d_desc *d) {
+  const args_kernel *k = ARGS_KERNEL(resample2d_kernels, kernel);
+  if (!k)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "resample2d: unknown kernel %d", (int)kernel);
+  if (!d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL descriptor", k->name);
+  const axon_resample2d_args *a = &d->args;
+  if (a->planes < 0 || a->channels < 1 || a->out_h < 0 || a->out_w < 0 || a->in_h < 1 ||
+      a->in_w < 1)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: bad sizes", k->name);
+  const void *buffers[] = {d->input, d->output};
+  return args_launch(stream, dtype, "resample", k, a->planes * a->out_h * a->out_w, buffers, 2, a,
+                     sizeof *a);
 }

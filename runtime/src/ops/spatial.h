@@ -5,14 +5,8 @@
 
 #include "launch_common.h"
 
-/* Mirrors sp_geom in kernels/conv.cl, pool.cl and resample.cl: 1 to 3 spatial dims padded to 3
- * (leading size-1 dims with kernel 1, stride 1, padding 0, dilation 1). */
-typedef struct sp_geom {
-  int64_t n, c;
-  int64_t in[3], out[3], k[3], s[3], p[3], d[3], pa[3];
-  int64_t in_st[5], out_st[5];
-  int64_t count_include_pad, divisor, align_corners, pad_;
-} sp_geom;
+/* sp_geom: the kernels' geometry, defined once for both sides. */
+#include "../../kernels/spatial_args.h"
 
 static inline axon_status_t sp_geom_make(const axon_spatial_desc *d, const char *what, sp_geom *g) {
   if (!d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL descriptor", what);
