@@ -8,6 +8,9 @@
 // to take. Axon answers OVERRIDEABLE when the fused kernels (runtime/kernels/attention.cl) cover
 // the inputs, so SDPA runs as _scaled_dot_product_fused_attention_overrideable (and its
 // backward), which Inductor keeps as one extern call; otherwise MATH, PyTorch's decomposition.
+//
+// nn.TransformerEncoder's fast path also asks whether a padding mask is left-aligned
+// (_nested_tensor_from_mask_left_aligned), answered here.
 #include <ATen/NativeFunctions.h>
 #include <ATen/native/DispatchStub.h>
 #include <ATen/native/transformers/attention.h>
@@ -367,6 +370,19 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> sdpa_overrideable_backward(
   return {gq, gk, gv, gm};
 }
 
+// nn.TransformerEncoder's fast path asks whether a padding mask ([batch, seq], true where a
+// token is) keeps each row's tokens at its start: no row has a token after a gap.
+bool nested_mask_left_aligned(const Tensor& /*values*/, const Tensor& mask) {
+  TORCH_CHECK(mask.dim() == 2 && mask.scalar_type() == at::kBool,
+              "_nested_tensor_from_mask_left_aligned: expected a 2-d bool mask, got ",
+              mask.scalar_type(), " ", mask.sizes());
+  const int64_t len = mask.size(1);
+  if (len < 2) return true;
+  Tensor token_after_gap =
+      mask.narrow(1, 1, len - 1).logical_and(mask.narrow(1, 0, len - 1).logical_not());
+  return !token_after_gap.any().item<bool>();
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -375,6 +391,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fused_sdp_choice", fused_sdp_choice);
   m.impl("_scaled_dot_product_fused_attention_overrideable", sdpa_overrideable);
   m.impl("_scaled_dot_product_fused_attention_overrideable_backward", sdpa_overrideable_backward);
+  m.impl("_nested_tensor_from_mask_left_aligned", nested_mask_left_aligned);
 }
 
 }  // namespace axon

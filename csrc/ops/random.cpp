@@ -1,7 +1,8 @@
-// Integer random numbers and the distributions built on them: random_ (all forms; randint uses
-// random_.from), randperm, exponential_, cauchy_, log_normal_, geometric_, multinomial, and the
-// tensor-parameter forms of bernoulli and normal. Values come from the device's Philox
-// generator (kernels/random.cl), so the same seed gives the same numbers.
+// Random numbers: the float distributions (normal_, uniform_, bernoulli_ with a float p) and
+// dropout; integer random numbers and the distributions built on them: random_ (all forms;
+// randint uses random_.from), randperm, exponential_, cauchy_, log_normal_, geometric_,
+// multinomial, and the tensor-parameter forms of bernoulli and normal. Values come from the
+// device's Philox generator (kernels/random.cl), so the same seed gives the same numbers.
 #include <ATen/Dispatch.h>
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
@@ -266,6 +267,76 @@ Tensor& ax_multinomial_out(const Tensor& self, int64_t n_sample, bool replacemen
   return out.copy_(r);
 }
 
+// ---- random numbers and dropout
+// --------------------------------------------------------------------
+
+Tensor& random_fill(Tensor& self, axon_random_kind kind, double a, double b,
+                    const std::optional<at::Generator>& gen) {
+  if (self.numel() == 0) return self;
+  c10::DeviceGuard guard(self.device());
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()),
+                              "axon: random distributions for ", self.scalar_type(),
+                              " tensors are not native yet");
+  check_dtype_supported(self.scalar_type(), self.device().index());
+  auto [seed, offset] = philox_reserve(gen, self.device().index(), uint64_t(self.numel()));
+  axon_ew_desc d = make_ew_desc_same_shape(self, {}, true);
+  d.ninputs = 0;
+  AXON_CHECK(axon_random(stream_for(self), to_axon_dtype(self.scalar_type()), kind, &d, seed,
+                         offset, a, b));
+  return self;
+}
+
+// Complex tensors draw both parts from the real distribution, as PyTorch does: normal_ with
+// std / sqrt(2) per part (so the complex variance is std^2), uniform_ in [from, to) per part.
+Tensor& normal_(Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  if (self.is_complex()) {
+    Tensor parts = at::view_as_real(self);
+    random_fill(parts, AXON_RANDOM_NORMAL, mean, std / std::sqrt(2.0), gen);
+    return self;
+  }
+  return random_fill(self, AXON_RANDOM_NORMAL, mean, std, gen);
+}
+
+Tensor& uniform_(Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  TORCH_CHECK(from <= to, "uniform_ expects to return a [from, to) range, but found from=", from,
+              " > to=", to);
+  if (self.is_complex()) {
+    Tensor parts = at::view_as_real(self);
+    random_fill(parts, AXON_RANDOM_UNIFORM, from, to, gen);
+    return self;
+  }
+  return random_fill(self, AXON_RANDOM_UNIFORM, from, to, gen);
+}
+
+Tensor& bernoulli_float(Tensor& self, double p, std::optional<at::Generator> gen) {
+  TORCH_CHECK(0 <= p && p <= 1, "bernoulli_ expects p to be in [0, 1], but got p=", p);
+  if (at::isFloatingType(self.scalar_type()))
+    return random_fill(self, AXON_RANDOM_BERNOULLI, p, 0, gen);
+  Tensor f = at::empty(self.sizes(), self.options().dtype(at::kFloat));
+  random_fill(f, AXON_RANDOM_BERNOULLI, p, 0, gen);
+  return self.copy_(f);
+}
+
+std::tuple<Tensor, Tensor> native_dropout(const Tensor& input, double p,
+                                          std::optional<bool> train) {
+  if (!train.value_or(true) || p == 0)
+    return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+  if (p == 1)
+    return {at::zeros_like(input), at::zeros_like(input, input.options().dtype(at::kBool))};
+  Tensor keep = at::empty_like(
+      input, input.options().dtype(at::isFloatingType(input.scalar_type()) ? input.scalar_type()
+                                                                           : at::kFloat));
+  random_fill(keep, AXON_RANDOM_BERNOULLI, 1.0 - p, 0, std::nullopt);
+  Tensor out = at::mul(input, keep).mul_(1.0 / (1.0 - p));
+  return {out, keep.ne(0)};
+}
+
+// As on the CPU: the result type follows promotion (an integer gradient gives float).
+Tensor native_dropout_backward(const Tensor& grad, const Tensor& mask, double scale) {
+  return grad * mask * scale;
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
@@ -287,6 +358,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("randperm.generator_out", ax_randperm_out);
   m.impl("multinomial", ax_multinomial);
   m.impl("multinomial.out", ax_multinomial_out);
+  m.impl("normal_", normal_);
+  m.impl("uniform_", uniform_);
+  m.impl("bernoulli_.float", bernoulli_float);
+  m.impl("native_dropout", native_dropout);
+  m.impl("native_dropout_backward", native_dropout_backward);
 }
 
 }  // namespace axon
