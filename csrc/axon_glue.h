@@ -44,7 +44,7 @@ inline axon_stream_t stream_for(const at::Tensor& t) {
   return current_runtime_stream(t.device().index());
 }
 
-// Allocator and generator singletons (device/runtime_glue.cpp).
+// Allocator and generator singletons (device/allocators.cpp, device/generator.cpp).
 at::Allocator* device_allocator();
 // An asynchronous copy on `stream` uses the pinned block starting at `base`.
 void record_pinned_use(const void* base, axon_stream_t stream);
