@@ -6,6 +6,9 @@ its backward. Results compare with CPU SDPA on the same values in float64, as Py
 tests compare fused kernels with a higher-precision reference (CPU float32 SDPA itself is further
 from it than axon's float32 kernels with large scales); float16 / bfloat16 are computed in float32
 and stored rounded.
+
+Also the inference fast paths of nn.MultiheadAttention (_native_multi_head_attention) and
+nn.TransformerEncoder (its left-aligned padding mask question), natively.
 """
 
 from __future__ import annotations
@@ -276,3 +279,52 @@ def test_compiled_attention_is_one_extern_call():
     assert "_scaled_dot_product_fused_attention_overrideable.default" in code
     assert "_scaled_dot_product_fused_attention_overrideable_backward.default" in code
     assert "bmm" not in code and "softmax" not in code
+
+
+# ---- inference fast paths ----------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("no_fallback")
+def test_transformer_encoder_fast_path_padding_mask_is_native():
+    """nn.TransformerEncoder in eval mode asks whether the padding mask is left-aligned
+    (_nested_tensor_from_mask_left_aligned): answered natively, the output as on the CPU."""
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    enc = torch.nn.TransformerEncoder(layer, 2, enable_nested_tensor=False).eval()
+    x = torch.randn(3, 5, 16)
+    pad = torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 1, 1, 1]], dtype=torch.bool)
+    for mask in (pad, torch.tensor([[0, 1, 0, 1, 1]] * 3, dtype=torch.bool)):
+        assert torch._nested_tensor_from_mask_left_aligned(x.to("axon"), mask.logical_not().to("axon")) == (
+            torch._nested_tensor_from_mask_left_aligned(x, mask.logical_not())
+        )
+    with torch.no_grad():
+        want = enc(x, src_key_padding_mask=pad)
+        torch.axon.fallback_ops(reset=True)
+        got = enc.to("axon")(x.to("axon"), src_key_padding_mask=pad.to("axon"))
+    assert "aten::_nested_tensor_from_mask_left_aligned" not in torch.axon.fallback_ops()
+    torch.testing.assert_close(got.cpu(), want, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.usefixtures("no_fallback")
+def test_multihead_attention_fast_path_is_native():
+    """nn.MultiheadAttention's inference fast path (_native_multi_head_attention) with key
+    padding and attention masks, self- and cross-attention, weights averaged or not."""
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    x, y = torch.randn(3, 5, 16), torch.randn(3, 7, 16)
+    pad = torch.tensor([[0, 0, 0, 1, 1], [0, 0, 0, 0, 0], [0, 1, 1, 1, 1]], dtype=torch.bool)
+    causal = torch.triu(torch.ones(5, 5, dtype=torch.bool), 1)
+    cases = [((x, x, x), {}), ((x, x, x), {"key_padding_mask": pad}), ((x, x, x), {"attn_mask": causal})]
+    cases += [((x, x, x), {"key_padding_mask": pad, "average_attn_weights": False}), ((x, y, y), {})]
+    ax = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval().to("axon")
+    ax.load_state_dict(mha.state_dict())
+    with torch.no_grad():
+        for args, kwargs in cases:
+            want = mha(*args, **kwargs)
+            got = ax(
+                *(t.to("axon") for t in args),
+                **{k: v.to("axon") for k, v in kwargs.items() if k != "average_attn_weights"},
+                **{k: v for k, v in kwargs.items() if k == "average_attn_weights"},
+            )
+            for w, g in zip(want, got, strict=True):
+                torch.testing.assert_close(g.cpu(), w, atol=1e-5, rtol=1e-5)

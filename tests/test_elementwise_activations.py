@@ -1,7 +1,8 @@
-"""Native pointwise extras: fmax / fmin / logaddexp2 / heaviside / nextafter / frexp / angle /
-logit, shrinkage, glu, prelu, rrelu, smooth l1 / huber / binary cross entropy losses, renorm,
-linalg.cross, channel_shuffle, sgn's zero gradient and masked_fill's 0-dim backward, against
-PyTorch's CPU results (forward and gradient)."""
+"""The ops of csrc/ops/elementwise_activations.cpp against PyTorch's CPU results (forward and
+gradient): fmax / fmin / logaddexp2 / heaviside / nextafter / frexp / angle / logit, shrinkage,
+glu (and its forward-mode derivative), prelu, rrelu, smooth l1 / huber / binary cross entropy
+losses, renorm, linalg.cross, channel_shuffle, sgn's zero gradient and masked_fill's 0-dim
+backward."""
 
 from __future__ import annotations
 
@@ -244,3 +245,16 @@ def test_masked_fill_backward(dtype):
         check_grads(lambda s, val, mask=mask: s.masked_fill(mask.to(s.device), val), (a, v), (ax, to_axon(v)))
     x = torch.tensor(3.0)
     compare(x.masked_select(torch.tensor(True)), to_axon(x).masked_select(to_axon(torch.tensor(True))))
+
+
+def test_glu_forward_mode_derivative():
+    import torch.autograd.forward_ad as fwad
+
+    x, t = torch.randn(4, 6), torch.randn(4, 6)
+    results = []
+    for device in ("cpu", "axon"):
+        with fwad.dual_level():
+            out = F.glu(fwad.make_dual(x.to(device), t.to(device)), dim=1)
+            results.append([r.cpu() for r in fwad.unpack_dual(out)[:2]])
+    for c, a in zip(*results, strict=True):
+        torch.testing.assert_close(a, c, atol=1e-6, rtol=1e-5)

@@ -1,5 +1,7 @@
-"""Native elementwise ops of issue 3 (rounding, remainders, inverse trigonometry, more
-activations and their gradients) against PyTorch's CPU results."""
+"""Native rounding (floor, ceil, round with decimals, trunc, frac, sgn), remainders and
+divisions (fmod, remainder, floor_divide), inverse and hyperbolic trigonometry, atan2 / hypot /
+logaddexp / copysign / xlogy, and the elu family, hardsigmoid / hardswish / mish / logsigmoid
+activations with their gradients, against PyTorch's CPU results."""
 
 from __future__ import annotations
 
