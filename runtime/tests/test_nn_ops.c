@@ -1,9 +1,12 @@
 /* Tests of the neural-network layer launchers (convolution unfolding, pooling, normalization,
- * resampling, padding, embedding backward) against references computed on the host. */
+ * resampling, padding, embedding backward, the launchers that take a typed descriptor) against
+ * references computed on the host. */
 #include <math.h>
 #include <stdint.h>
 
+#include "axon/distance.h"
 #include "axon/fft.h"
+#include "axon/margin_loss.h"
 #include "harness.h"
 
 #define DEV 0
@@ -381,6 +384,71 @@ static void test_fft(axon_stream_t s) {
   axon_free(df);
 }
 
+/* ---- launchers with a typed descriptor (kernels/NAME_args.h) --------------------------------- */
+
+static void test_descriptors(axon_stream_t s) {
+  /* pdist of rows (0, 0), (3, 4), (6, 8): the pairs in (i < j) order, p = 2 and p = 1. */
+  static const float x[6] = {0, 0, 3, 4, 6, 8};
+  float out[3];
+  void *dx = up(x, sizeof x), *dout = dev_fill(sizeof out, 0);
+  axon_distance_desc d;
+  memset(&d, 0, sizeof d);
+  d.args.batch = 1;
+  d.args.rows1 = 3;
+  d.args.cols = 2;
+  d.args.p = axon_real_of(2.0);
+  d.x1 = dx;
+  d.output = dout;
+  static const double want2[3] = {5, 10, 5}, want1[3] = {7, 14, 7};
+  if (CHECK_OK(axon_distance(s, AXON_F32, AXON_PDIST, &d)) && down(out, dout, sizeof out))
+    check_close("pdist, p = 2", out, want2, 3, 1e-6);
+  d.args.p = axon_real_of(1.0);
+  if (CHECK_OK(axon_distance(s, AXON_F32, AXON_PDIST, &d)) && down(out, dout, sizeof out))
+    check_close("pdist, p = 1 (the real argument as float)", out, want1, 3, 1e-6);
+  /* float64 reads the real as the double's bits: p = 1 + 2^-40, which float rounds to 1. */
+  if (axon_device_supports_dtype(DEV, AXON_F64)) {
+    static const double xd[6] = {0, 0, 3, 4, 6, 8};
+    double outd[3];
+    void *dxd = up(xd, sizeof xd), *doutd = dev_fill(sizeof outd, 0);
+    d.x1 = dxd;
+    d.output = doutd;
+    double pd = 1 + ldexp(1.0, -40);
+    d.args.p = axon_real_of(pd);
+    if (CHECK_OK(axon_distance(s, AXON_F64, AXON_PDIST, &d)) && down(outd, doutd, sizeof outd)) {
+      double w = pow(pow(3, pd) + pow(4, pd), 1 / pd);
+      CHECK(outd[0] != 7 && fabs(outd[0] - w) < 1e-12, "pdist float64 uses the double p (%.17g)",
+            outd[0]);
+    }
+    d.x1 = dx;
+    d.output = dout;
+    axon_free(dxd), axon_free(doutd);
+  }
+  /* Kernels are enum values: one outside the table fails with a message. */
+  CHECK_STATUS(axon_distance(s, AXON_F32, (axon_distance_kernel)99, &d),
+               AXON_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(axon_distance(s, AXON_I32, AXON_PDIST, &d), AXON_ERROR_UNSUPPORTED_DTYPE);
+  /* multi_margin_loss with margin 0.5 and no weight (a NULL buffer the kernel does not read):
+   * sample (1, 0, 0) of class 0 gives 0; (0, 1, 0.25) of class 0 gives (1.5 + 0.75) / 3. */
+  static const float in[6] = {1, 0, 0, 0, 1, 0.25f};
+  static const int64_t target[2] = {0, 0};
+  float loss[2];
+  void *din = up(in, sizeof in), *dt = up(target, sizeof target);
+  void *dl = dev_fill(sizeof loss, 0);
+  axon_margin_loss_desc m;
+  memset(&m, 0, sizeof m);
+  m.args.n = 2;
+  m.args.classes = 3;
+  m.args.p = 1;
+  m.args.margin = axon_real_of(0.5);
+  m.input = din;
+  m.target = dt;
+  m.output = dl;
+  static const double want_loss[2] = {0, 0.75};
+  if (CHECK_OK(axon_margin_loss(s, AXON_F32, AXON_MULTI_MARGIN, &m)) && down(loss, dl, sizeof loss))
+    check_close("multi_margin_loss per sample", loss, want_loss, 2, 1e-6);
+  axon_free(dx), axon_free(dout), axon_free(din), axon_free(dt), axon_free(dl);
+}
+
 int main(void) {
   int count = 0;
   REQUIRE_OK(axon_device_count(&count));
@@ -396,6 +464,7 @@ int main(void) {
   test_resample(s);
   test_embedding(s);
   test_fft(s);
+  test_descriptors(s);
   REQUIRE_OK(axon_stream_sync(s));
   return harness_summary();
 }
