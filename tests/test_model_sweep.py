@@ -99,6 +99,53 @@ def test_gradient_noise_allowance():
     assert compare._grad_error(grads, wrong) == pytest.approx(0.05)
 
 
+def _judged(**fields) -> dict:
+    record = {"runs": True, "forward_error": 0.0, "trains": True, **fields}
+    compare._judge(record)
+    return record
+
+
+def test_float64_decides_where_float32_cannot_tell():
+    """Past GRAD_TOL but within float32's noise, the float64 step on axon against the CPU's
+    decides; within GRAD_TOL, or past the noise, float32 does."""
+    assert _judged(grad_error=1e-3)["grad_check"] == "float32"
+    assert _judged(grad_error=1e-3)["trains_match"]
+    past_noise = _judged(grad_error=0.05, grad_noise_ratio=1.5, grad64_error=0.0)
+    assert past_noise["grad_check"] == "float32" and not past_noise["trains_match"]
+    assert _judged(grad_error=float("inf"))["grad_check"] == "float32"
+    agrees = _judged(grad_error=0.5, grad_noise_ratio=0.5, grad64_error=1e-12)
+    assert agrees["grad_check"] == "float64" and agrees["trains_match"] and agrees["status"] == "ok"
+    differs = _judged(grad_error=0.5, grad_noise_ratio=0.5, grad64_error=1e-6)
+    assert differs["grad_check"] == "float64" and not differs["trains_match"] and differs["status"] == "differs"
+    undecided = _judged(grad_error=0.5, grad_noise_ratio=0.5, grad64_failure="RuntimeError: no double")
+    assert not undecided["trains_match"] and "float64 check" in report.cause(undecided)
+    assert "float64 gradients agree" in report._note(agrees) and "float64" in report.markdown([
+        {"family": "timm", "arch": "a", **agrees, "fallbacks": {}}], {})  # fmt: skip
+
+
+def test_float64_check_runs_the_step_on_axon():
+    """The float64 step runs on axon (every parameter gets a float64 gradient there) and is
+    compared with the CPU's float64 step: a small MLP agrees far within GRAD64_TOL."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
+    case = compare.Case(
+        model=model,
+        inputs=torch.randn(5, 8),
+        outputs=lambda m, x: {"y": m(x)},
+        loss=lambda m, x: m(x).square().mean(),
+    )
+    grads64 = compare._float64_grads(case)
+    assert all(g.dtype == torch.float64 and g.device.type == "cpu" for g in grads64.values())
+    on_axon = compare._float64_grads(case, "axon")
+    assert all(g.dtype == torch.float64 and g.device.type == "axon" for g in on_axon.values())
+    record: dict = {}
+    compare.float64_check(case, grads64, record)
+    assert record["grad64_error"] < compare.GRAD64_TOL and record["grad64_fallbacks"] == {}, record
+    wrong = {n: g * (1 + 1e-6) for n, g in grads64.items()}  # a float32-sized error fails it
+    compare.float64_check(case, wrong, record)
+    assert record["grad64_error"] > compare.GRAD64_TOL
+
+
 def test_tiny_configs_stay_valid():
     config = tiny_config("deepseek_v3")
     assert config.hidden_size == 64 and config.num_hidden_layers == 2

@@ -5,8 +5,11 @@ the records of compare.run_case.
 A record's fields: family, arch, status (ok, differs, fails, cpu_fails, cannot_build), error,
 parameters, runs, matches (forward within compare.FORWARD_TOL), forward_error, loss_error,
 grad_error, grad_noise_ratio (where grad_error is past GRAD_TOL: see compare.noise_ratio),
-trains, trains_match (gradients within GRAD_TOL or within float32's noise), generates,
-same_tokens, cpu_generate_error, fallbacks ({op: count}), seconds.
+grad64_error, grad64_fallbacks, grad64_failure (the float64 step on axon against the CPU's,
+wherever grad_noise_ratio is; it decides where float32 cannot tell: grad_noise_ratio at most 1),
+grad_check ("float32" or "float64": which decided trains_match), trains, trains_match
+(gradients within GRAD_TOL in float32, or, where float32 cannot tell, within GRAD64_TOL in
+float64), generates, same_tokens, cpu_generate_error, fallbacks ({op: count}), seconds.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import json
 import os
 import re
 
-from .compare import FORWARD_TOL, GRAD_TOL, NOISE_FACTOR
+from .compare import FORWARD_TOL, GRAD64_TOL, GRAD_TOL, NOISE_FACTOR
 from .families import generates
 
 # The issue's targets: shares of the architectures that run on the CPU (match / zero fallbacks):
@@ -41,6 +44,7 @@ def summarize(records: list[dict]) -> dict[str, dict]:
                     "matches",
                     "zero_fallbacks",
                     "trains",
+                    "trains_by_float64",
                     "generate_total",
                     "generates",
                     "same_tokens",
@@ -58,6 +62,7 @@ def summarize(records: list[dict]) -> dict[str, dict]:
         s["matches"] += bool(r.get("matches"))
         s["zero_fallbacks"] += bool(r.get("matches") and not r.get("fallbacks"))
         s["trains"] += bool(r.get("trains_match"))
+        s["trains_by_float64"] += bool(r.get("trains_match") and r.get("grad_check") == "float64")
         if generates(r["family"]) and "cpu_generate_error" not in r:
             s["generate_total"] += 1
         s["generates"] += bool(r.get("generates"))
@@ -66,18 +71,24 @@ def summarize(records: list[dict]) -> dict[str, dict]:
     return families
 
 
+def _blur(text: str) -> str:
+    text = re.sub(r"\[[^\]]*\]|\([^)]*\)", "(..)", text)
+    return re.sub(r"\d+", "N", text)
+
+
 def cause(r: dict) -> str:
     """A failure's cause with the specifics (sizes, numbers, names in quotes) blurred."""
     if r.get("error"):
-        text = r["error"]
+        text = _blur(r["error"])
     elif not r.get("matches"):
         text = "forward differs from the CPU"
+    elif not r.get("trains_match") and r.get("grad64_failure"):
+        text = "float32 cannot tell, and the float64 check of the gradients failed: " + _blur(r["grad64_failure"])
     elif not r.get("trains_match"):
-        text = "gradients differ from the CPU"
+        text = "gradients differ from the CPU" + (" in float64" if r.get("grad_check") == "float64" else "")
     else:
         text = "generated tokens differ from the CPU"
-    text = re.sub(r"\[[^\]]*\]|\([^)]*\)", "(..)", text)
-    return re.sub(r"\d+", "N", text)[:160]
+    return text[:160]
 
 
 def _one_line(text: str) -> str:
@@ -101,9 +112,12 @@ def _intro(meta: dict) -> list[str]:
         "small variant of each torchvision model family and of each timm model module, random weights "
         "(torchvision_models.py, timm_models.py). Each runs on the CPU and on axon: forward (outputs within "
         f"{FORWARD_TOL:g} of the largest CPU element), one training step (every parameter's gradient within "
-        f"{GRAD_TOL:g} of its largest CPU element, or, past that, within {NOISE_FACTOR:g} times the CPU's own "
-        "float32 spread for that parameter: its distance from a float64 step and from steps with the weights "
-        "perturbed by 1e-5; see compare.noise_ratio) and, for generative heads, greedy `generate()` of 4 tokens. "
+        f"{GRAD_TOL:g} of its largest CPU element in float32; past that but within {NOISE_FACTOR:g} times the "
+        "CPU's own float32 spread for that parameter (its distance from a float64 step and from steps with the "
+        "weights perturbed by 1e-5; see compare.noise_ratio) float32 cannot tell, and the step is run again in "
+        f"float64 on axon and on the CPU, which must agree within {GRAD64_TOL:g}; past the spread the gradients "
+        "differ; the column *grad check* says which precision decided) and, for generative heads, greedy "
+        "`generate()` of 4 tokens. "
         "Detection models compare their backbone features and sorted detection scores. Shares are of the "
         "architectures whose model runs on the CPU; those that do not are listed below with the reason.",
         "",
@@ -122,9 +136,10 @@ def _summary_table(families: dict[str, dict]) -> list[str]:
         met = ref and s["matches"] / ref >= target[0] and s["zero_fallbacks"] / ref >= target[1]
         goal = f"{target[0]:.0%} / {target[1]:.0%}: {'met' if met else 'not met'}"
         gen = _pct(s["same_tokens"], s["generate_total"]) if generates(fam) else "n/a"
+        by64 = f", {s['trains_by_float64']} of them in float64" if s.get("trains_by_float64") else ""
         lines.append(
             f"| {fam} | {s['total']} | {ref} | {_pct(s['runs'], ref)} | {_pct(s['matches'], ref)} | "
-            f"{_pct(s['zero_fallbacks'], ref)} | {_pct(s['trains'], ref)} | {gen} | {goal} |"
+            f"{_pct(s['zero_fallbacks'], ref)} | {_pct(s['trains'], ref)}{by64} | {gen} | {goal} |"
         )
     return lines
 
@@ -178,7 +193,19 @@ def _note(r: dict) -> str:
     ratio = r.get("grad_noise_ratio")
     if ratio is not None:
         verdict = "within" if ratio <= 1 else "past"
-        note = f"gradients {verdict} float32 noise ({ratio:.2g} of the allowance) {note}".strip()
+        f32 = f"float32 gradients {verdict} float32 noise ({ratio:.2g} of the allowance)"
+        if "grad64_error" in r:
+            agree = "agree" if r["grad64_error"] <= GRAD64_TOL else "differ"
+            f64 = f"float64 gradients {agree} ({r['grad64_error']:.1e})"
+        elif "grad64_failure" in r:
+            f64 = f"float64 check failed: {_one_line(r['grad64_failure'])[:100]}"
+        else:
+            f64 = ""
+        fb = ", ".join(f"{k} x{v}" for k, v in (r.get("grad64_fallbacks") or {}).items())
+        f64 += f", float64 fallbacks: {fb}" if fb else ""
+        if f64 and ratio > 1:
+            f64 += " (not deciding: float32 tells)"
+        note = f"{f32}{', ' + f64 if f64 else ''} {note}".strip()
     return note
 
 
@@ -187,9 +214,9 @@ def _every_architecture(records: list[dict]) -> list[str]:
         "",
         "## Every architecture",
         "",
-        "| family | architecture | status | parameters | forward error | gradient error | generates | fallbacks | "
-        "seconds | note |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "| family | architecture | status | parameters | forward error | gradient error | grad check | generates "
+        "| fallbacks | seconds | note |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in sorted(records, key=lambda r: (r["family"], r["arch"])):
         if r["status"] in ("cannot_build", "cpu_fails"):
@@ -202,7 +229,8 @@ def _every_architecture(records: list[dict]) -> list[str]:
         fb = ", ".join(f"{k} x{v}" for k, v in (r.get("fallbacks") or {}).items()) or "none"
         lines.append(
             f"| {r['family']} | {r['arch']} | {r['status']} | {r.get('parameters', '')} | "
-            f"{_num(r.get('forward_error'))} | {_num(r.get('grad_error'))} | {gen} | {fb} | {r.get('seconds', '')} | "
+            f"{_num(r.get('forward_error'))} | {_num(r.get('grad_error'))} | {r.get('grad_check', '')} | {gen} | {fb} "
+            f"| {r.get('seconds', '')} | "
             f"{_note(r)} |"
         )
     return lines
