@@ -1,5 +1,5 @@
 // Negative log-likelihood (1-d and 2-d targets) and mean squared error losses, forward and
-// backward: the runtime's nll kernels (axon_nll_forward, kernels/nn.cl) and native pointwise
+// backward: the runtime's loss family (axon_nll_forward, kernels/loss.cl) and native pointwise
 // ops. The margin losses are in margin_loss.cpp, CTC in ctc.cpp, the pointwise losses (smooth
 // l1, huber, binary cross entropy) in elementwise_activations.cpp.
 #include <ATen/native/Resize.h>

@@ -1,6 +1,6 @@
 // Softmax and log-softmax along a dim, forward and backward, and the safe softmax of PyTorch's
-// math attention: the rows' geometry here, the arithmetic in the runtime (axon_softmax,
-// kernels/nn.cl).
+// math attention: the rows' geometry here, the arithmetic in the runtime's softmax family
+// (axon_softmax, kernels/softmax.cl).
 #include <ATen/native/Resize.h>
 #include <torch/library.h>
 

@@ -93,7 +93,7 @@ KERNEL(norm_stats)(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), norm_geo
 #ifdef DT_F32
 /* Layer norm's statistics when each target is a float32 row contiguous in memory, on CPU
  * devices (the runtime chooses): a work-item per row in float8 vectors, as softmax_rows in
- * nn.cl, instead of the scalar loops a one-item group runs above. */
+ * softmax.cl, instead of the scalar loops a one-item group runs above. */
 KERNEL(norm_stats_rows)(BUF(x), BUF(mean), BUF(rstd), BUF(rmean), BUF(rvar), norm_geom g,
                               AT eps, AT momentum, int update_running) {
   long t = get_global_id(0), n = g.nb, body = g.nb / 8 * 8;

@@ -128,7 +128,8 @@ static void test_families(void) {
   } families[] = {{"ew_common+pointwise_math+elementwise+pointwise_ops", 0},
                   {"reduce", 0},
                   {"gemm", 0},
-                  {"nn", 0},
+                  {"softmax", 0},
+                  {"loss", 0},
                   {"random", 0},
                   /* the families whose kernels include a launch descriptor (kernels/NAME_args.h):
                    * a field misspelt in a kernel fails here */
