@@ -7,13 +7,17 @@ import functools
 import re
 
 
+def _without_comments(source: str) -> str:
+    return re.sub(r"/\*.*?\*/\n?", "", source, flags=re.S)
+
+
 @functools.cache
 def prelude() -> str:
     """The prelude as kernels carry it: its comments explain it here and stay out of every
     generated kernel's source (and so out of the code Inductor prints and caches)."""
     from .. import _C
 
-    return re.sub(r"/\*.*?\*/\n?", "", PRELUDE, flags=re.S) + "\n" + _C._kernel_file("pointwise_math")
+    return _without_comments(PRELUDE + "\n" + _C._kernel_file("pointwise_math"))
 
 
 @functools.cache
@@ -22,7 +26,7 @@ def special_functions() -> str:
     the kernels that call a special function include it (it is long)."""
     from .. import _C
 
-    return "typedef float CT;\n#define IS_FLOAT 1\n" + _C._kernel_file("special")
+    return _without_comments("typedef float CT;\n#define IS_FLOAT 1\n" + _C._kernel_file("special"))
 
 
 PRELUDE = r"""
