@@ -1,7 +1,8 @@
-"""PyTorch's parallelism stack on axon, each checked against the same computation in one process:
-DDP, FSDP2 (and HSDP), DeviceMesh and DTensor, tensor parallelism (with FSDP2: 2-D), pipeline
-parallelism and distributed checkpoints. Small models, a few steps: the ranks run as processes
-on one machine (distributed_harness.run_ranks)."""
+"""PyTorch's parallelism stack on axon, each checked against the same computation in one process
+on the CPU: DDP, FSDP2 (and HSDP), DeviceMesh and DTensor, tensor parallelism (with FSDP2: 2-D),
+pipeline parallelism and distributed checkpoints. Small models, a few steps: the ranks run as
+processes on one machine (distributed_harness.run_ranks). The references run on the CPU, so that
+a fault of axon's own kernels, which a single-process run on axon would share, shows."""
 
 from __future__ import annotations
 
@@ -43,13 +44,15 @@ SGD = functools.partial(torch.optim.SGD, lr=0.1)
 ADAM = functools.partial(torch.optim.Adam, lr=0.01)
 
 
-def train(forward, parameters, optimizer, steps: int, rank: int = 0, world: int = 1, clip: bool = False):
-    """Steps of training on this rank's share of each batch (all of it in one process)."""
+def train(
+    forward, parameters, optimizer, steps: int, rank: int = 0, world: int = 1, clip: bool = False, device: str = AXON
+):
+    """Steps of training on this rank's share of each batch (all of it in one process), on ``device``."""
     parameters = list(parameters)
     opt = optimizer(parameters)
     for step in range(steps):
         x, y = batch(step)
-        nn.functional.mse_loss(forward(shard(x, rank, world).to(AXON)), shard(y, rank, world).to(AXON)).backward()
+        nn.functional.mse_loss(forward(shard(x, rank, world).to(device)), shard(y, rank, world).to(device)).backward()
         if clip:
             nn.utils.clip_grad_norm_(parameters, 0.05)
         opt.step()
@@ -58,13 +61,13 @@ def train(forward, parameters, optimizer, steps: int, rank: int = 0, world: int 
 
 
 def reference_training(model: nn.Module, steps: int, accumulate: int = 1) -> nn.Module:
-    """The run the distributed ones must equal: the whole batch in one process."""
-    model = copy.deepcopy(model).to(AXON)
+    """The run the distributed ones must equal: the whole batch in one process, on the CPU."""
+    model = copy.deepcopy(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     for step in range(steps):
         for micro in range(accumulate):
             x, y = batch(step * accumulate + micro)
-            (nn.functional.mse_loss(model(x.to(AXON)), y.to(AXON)) / accumulate).backward()
+            (nn.functional.mse_loss(model(x), y) / accumulate).backward()
         opt.step()
         opt.zero_grad()
     return model
@@ -148,8 +151,9 @@ def fsdp_training(base: nn.Module, rank: int, world: int, steps: int, clip: bool
 
 
 def reference_adam(base: nn.Module, steps: int, clip: bool = False) -> nn.Module:
-    model = copy.deepcopy(base).to(AXON)
-    return model, train(model, model.parameters(), ADAM, steps, clip=clip)
+    """Adam on the whole batch in one process, on the CPU."""
+    model = copy.deepcopy(base)
+    return model, train(model, model.parameters(), ADAM, steps, clip=clip, device="cpu")
 
 
 def _fsdp(rank: int, world: int) -> None:
@@ -317,8 +321,8 @@ def _tensor_parallel(rank: int, world: int) -> None:
     torch.manual_seed(0)
     base = Block()
     x = torch.randn(2, 8, 16)
-    expected_model = copy.deepcopy(base).to(AXON)
-    expected = expected_model(x.to(AXON))
+    expected_model = copy.deepcopy(base)  # on the CPU
+    expected = expected_model(x)
     expected.sum().backward()
 
     for sequence_parallel in (False, True):
@@ -354,9 +358,9 @@ def _two_d(rank: int, world: int) -> None:
     base = Block()
     x = torch.randn(4, 8, 16)
 
-    expected = copy.deepcopy(base).to(AXON)
+    expected = copy.deepcopy(base)  # on the CPU
     opt = torch.optim.SGD(expected.parameters(), lr=0.1)
-    expected(x.to(AXON)).pow(2).mean().backward()
+    expected(x).pow(2).mean().backward()
     opt.step()
 
     model = parallelize_module(copy.deepcopy(base).to(AXON), mesh["tp"], tp_plan(False))
@@ -383,8 +387,8 @@ def _pipeline(rank: int, world: int) -> None:
     full = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.ReLU(), nn.Linear(16, 4))
     x, y = batch(0, size=8)
 
-    expected = copy.deepcopy(full).to(AXON)
-    expected_loss = nn.functional.mse_loss(expected(x.to(AXON)), y.to(AXON))
+    expected = copy.deepcopy(full)  # on the CPU
+    expected_loss = nn.functional.mse_loss(expected(x), y)
     expected_loss.backward()
 
     parts = [full[:2], full[2:]]
@@ -451,8 +455,9 @@ def _load_into_other_world(rank: int, world: int, path: str) -> None:
     assert_same_parameters(dict(model.named_parameters()), expected, f"loaded at world {world}")
     # Training goes on from the loaded optimizer state as it would have in one process.
     x, y = batch(5)
-    for m, o, data in ((model, opt, (shard(x, rank, world), shard(y, rank, world))), (expected, expected_opt, (x, y))):
-        nn.functional.mse_loss(m(data[0].to(AXON)), data[1].to(AXON)).backward()
+    mine, whole = (shard(x, rank, world).to(AXON), shard(y, rank, world).to(AXON)), (x, y)  # the reference's: CPU
+    for m, o, data in ((model, opt, mine), (expected, expected_opt, whole)):
+        nn.functional.mse_loss(m(data[0]), data[1]).backward()
         o.step()
     assert_same_parameters(dict(model.named_parameters()), expected, "a step after loading")
 
