@@ -1,6 +1,8 @@
 /*
  * A minimal test harness for libaxon's C tests. Every check prints one line ("ok N - ..." or
- * "FAIL N - ..."); harness_summary() prints "P passed, F failed" and gives the exit status.
+ * "FAIL N - ..."), every check that cannot run on this device one "ok N # SKIP reason" line (TAP's
+ * form); harness_summary() prints "P passed, F failed" (", S skipped" where some were) and gives
+ * the exit status.
  */
 #ifndef AXON_TEST_HARNESS_H
 #define AXON_TEST_HARNESS_H
@@ -14,14 +16,14 @@
 
 #include "axon/axon.h"
 
-static int harness_passed, harness_failed;
+static int harness_passed, harness_failed, harness_skipped;
 
 static inline void harness_report(int ok, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static inline void harness_report(int ok, const char *file, int line, const char *fmt, ...) {
   va_list args;
   va_start(args, fmt);
-  printf("%s %d - ", ok ? "ok" : "FAIL", harness_passed + harness_failed + 1);
+  printf("%s %d - ", ok ? "ok" : "FAIL", harness_passed + harness_failed + harness_skipped + 1);
   vprintf(fmt, args);
   va_end(args);
   if (!ok) printf("  [%s:%d]", file, line);
@@ -32,6 +34,22 @@ static inline void harness_report(int ok, const char *file, int line, const char
   else
     harness_failed++;
 }
+
+/* SKIP("reason", ...): checks that this device cannot run (it lacks float64, native kernels...),
+ * named and counted, so that a test that checked nothing on a device says so instead of passing
+ * silently. Assert what can be asserted there too (that the runtime refuses the operation). */
+static inline void harness_skip(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static inline void harness_skip(const char *fmt, ...) {
+  va_list args;
+  va_start(args, fmt);
+  printf("ok %d # SKIP ", harness_passed + harness_failed + harness_skipped + 1);
+  vprintf(fmt, args);
+  va_end(args);
+  printf("\n");
+  fflush(stdout);
+  harness_skipped++;
+}
+#define SKIP(...) harness_skip(__VA_ARGS__)
 
 /* CHECK(condition, "description", ...): passes when the condition holds. */
 #define CHECK(cond, ...) harness_report((cond) ? 1 : 0, __FILE__, __LINE__, __VA_ARGS__)
@@ -69,7 +87,9 @@ static inline int harness_check_status(axon_status_t st, axon_status_t expected,
   } while (0)
 
 static inline int harness_summary(void) {
-  printf("%d passed, %d failed\n", harness_passed, harness_failed);
+  printf("%d passed, %d failed", harness_passed, harness_failed);
+  if (harness_skipped) printf(", %d skipped", harness_skipped);
+  printf("\n");
   fflush(stdout);
   return harness_failed ? 1 : 0;
 }
