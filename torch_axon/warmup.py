@@ -68,7 +68,7 @@ def _demo_mlp(device: str, mark: Mark = _nothing) -> Step:
 
 def _cnn(device: str, mark: Mark = _nothing) -> Step:
     """A ResNet-18-shaped network on 4x3x64x64 images, cross-entropy, SGD with momentum."""
-    from .bench.models import resnet18
+    from .tools.bench.models import resnet18
 
     torch.manual_seed(0)
     model = resnet18(64, classes=10).train()
