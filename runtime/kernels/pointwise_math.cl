@@ -393,6 +393,15 @@ PW_INT_HELPERS(ulong)
 #define PW_INT_bitwise_xor(T, a, b, c, alpha, beta) ((a) ^ (b))
 #define PW_INT_bitwise_not(T, a, b, c, alpha, beta) (~(a))
 #define PW_BOOL_bitwise_not(T, a, b, c, alpha, beta) (!(a))
+/* Shifts as PyTorch's CPU defines them: a count that is negative or not less than the width of
+ * T gives 0, or -1 for a right shift of a negative value (C and OpenCL would shift by the count
+ * modulo the width). Narrow types computed in int are right too: what a wider shift leaves in
+ * the low bits is what the narrow store keeps. */
+#define PW_SHIFT_OUT_OF_RANGE(T, b) ((b) < 0 || (b) >= (T)(sizeof(T) * 8))
+#define PW_INT_bitwise_left_shift(T, a, b, c, alpha, beta) \
+  (PW_SHIFT_OUT_OF_RANGE(T, b) ? (T)0 : (T)((a) << (b)))
+#define PW_INT_bitwise_right_shift(T, a, b, c, alpha, beta) \
+  (PW_SHIFT_OUT_OF_RANGE(T, b) ? ((a) < 0 ? (T)-1 : (T)0) : (T)((a) >> (b)))
 
 /* Rounding, remainders, more math. Rounding an integer leaves it. */
 #define PW_FLOAT_floor(T, a, b, c, alpha, beta) floor(a)
@@ -474,9 +483,12 @@ PW_INT_HELPERS(ulong)
 
 /* heaviside(x, values): values where x is 0, else the step (NaN gives 0, as on the CPU). */
 #define PW_ANY_heaviside(T, a, b, c, alpha, beta) ((a) == 0 ? (b) : (T)((a) > 0))
-/* fmax / fmin ignore a NaN operand (the OpenCL builtins do exactly that). */
-#define PW_FLOAT_fmax(T, a, b, c, alpha, beta) fmax(a, b)
-#define PW_FLOAT_fmin(T, a, b, c, alpha, beta) fmin(a, b)
+/* fmax / fmin ignore a NaN operand; of two equal operands (+0 and -0) they give the first, as
+ * PyTorch's CPU does (OpenCL's builtins may give either). */
+#define PW_FLOAT_fmax(T, a, b, c, alpha, beta) \
+  (isnan(a) ? (b) : ((isnan(b) || (a) >= (b)) ? (a) : (b)))
+#define PW_FLOAT_fmin(T, a, b, c, alpha, beta) \
+  (isnan(a) ? (b) : ((isnan(b) || (a) <= (b)) ? (a) : (b)))
 #define PW_INT_fmax PW_INT_maximum
 #define PW_INT_fmin PW_INT_minimum
 #define PW_FLOAT_logaddexp2(T, a, b, c, alpha, beta) axon_logaddexp2(a, b)
