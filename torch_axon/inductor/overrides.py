@@ -77,23 +77,12 @@ def literal(value: bool | float | int, dtype: torch.dtype | None = None) -> str:
     return repr(value) if ctype == "double" else f"{value!r}f"
 
 
-def _is_float(x: object) -> bool:
-    dtype = getattr(x, "dtype", None)
-    return dtype is not None and dtype.is_floating_point
-
-
 def _promoted(*values: object) -> torch.dtype:
     dtypes = [v.dtype for v in values if getattr(v, "dtype", None) is not None]
     result = dtypes[0] if dtypes else torch.float32
     for d in dtypes[1:]:
         result = torch.promote_types(result, d)
     return result
-
-
-def _cast_all(*values: object) -> list[str]:
-    """Operands cast to their promoted compute type (C's own promotions differ from torch's)."""
-    ctype = compute_type(_promoted(*values))
-    return [f"(({ctype})({v}))" if isinstance(v, CSEVariable) else str(v) for v in values]
 
 
 class OpenCLOverrides(OpOverrides):
