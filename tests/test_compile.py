@@ -230,7 +230,7 @@ def test_pointwise_lanes_match_cpu():
     compare(F.gelu(x.detach()), got.detach())
     got.sum().backward()
     compare(want, xa.grad)
-    if torch.axon.get_device_properties(0)["is_cpu"]:
+    if torch.axon.get_device_properties(0).is_cpu:
         assert "xfirst" in codes[0]
 
 

@@ -7,6 +7,8 @@ import sys
 import pytest
 import torch
 
+import torch_axon
+
 
 def test_available_and_autoloaded():
     # `import torch` alone registered the backend (torch.backends entry point).
@@ -25,10 +27,20 @@ def test_available_and_autoloaded():
 
 def test_device_properties():
     props = torch.axon.get_device_properties(0)
-    assert props["name"]
-    assert props["global_mem_bytes"] > 0
-    assert props["compute_units"] >= 1
-    assert isinstance(props["fp64"], bool)
+    info = torch_axon._C.device_info(0)  # the runtime's own answer, straight from OpenCL
+    # CUDA's attribute names, with the OpenCL device's figures
+    assert props.name == info["name"] == torch.axon.get_device_name(0)
+    assert props.total_memory == info["global_mem_bytes"] > 0
+    assert props.multi_processor_count == props.max_compute_units == info["compute_units"] >= 1
+    assert props.has_fp64 is info["fp64"] and props.has_fp16 is info["fp16"]
+    assert props.type == ("cpu" if info["is_cpu"] else "gpu") and props.is_integrated is info["is_cpu"]
+    assert props.max_mem_alloc_size <= props.total_memory
+    assert ("cl_khr_fp64" in props.extensions) == props.has_fp64
+    assert props == torch.axon.get_device_properties(torch.device("axon", 0))
+    assert "total_memory=" in repr(props) and props.name in repr(props)
+    # No invented compute capability: a CUDA-only check fails loudly.
+    with pytest.raises(AttributeError):
+        props.major  # noqa: B018
 
 
 def test_current_device_and_accelerator():
@@ -76,7 +88,13 @@ def test_memory_statistics_and_empty_cache():
     torch.axon.empty_cache()
     free, total = torch.axon.mem_get_info()
     assert 0 < free <= total
-    assert "allocated" in torch.axon.memory_summary()
+    kept = torch.empty(1 << 18, dtype=torch.float32, device="axon")  # 1 MiB
+    torch.axon.reset_peak_memory_stats()
+    assert torch.axon.max_memory_allocated() == torch.axon.memory_allocated()
+    summary = torch.axon.memory_summary()
+    allocated_row = next(line for line in summary.splitlines() if line.startswith("| Allocated memory"))
+    assert f"{torch.axon.memory_allocated() / 2**20:.2f} MiB" in allocated_row, summary
+    del kept
 
 
 def test_unsupported_dtype_is_a_clear_error():
@@ -85,7 +103,7 @@ def test_unsupported_dtype_is_a_clear_error():
 
 
 def test_float64_follows_the_device():
-    if torch.axon.get_device_properties()["fp64"]:
+    if torch.axon.get_device_properties().has_fp64:
         x = torch.arange(5, dtype=torch.float64, device="axon")
         assert x.dtype == torch.float64
         assert torch.equal((x * 2).cpu(), torch.arange(5, dtype=torch.float64) * 2)

@@ -15,7 +15,7 @@ pytestmark = [
         not (
             hasattr(torch, "axon")
             and torch.axon.is_available()
-            and torch.axon.get_device_properties(0)["native_kernels"]
+            and torch.axon.get_device_properties(0).native_kernels
         ),
         reason="LAPACK runs natively only on devices with native kernels (elsewhere: CPU fallback)",
     ),

@@ -72,7 +72,7 @@ def main(argv=None) -> int:
         print("no axon device: is an OpenCL driver (e.g. pocl-opencl-icd) installed?", file=sys.stderr)
         return 1
     info = torch.axon.get_device_properties(0)
-    print(f"axon device 0: {info['name']} ({info['platform_name']}, driver {info['driver_version']})")
+    print(f"axon device 0: {info.name} ({info.platform_name}, driver {info.driver_version})")
 
     features, classes = 32, 10
     data = make_data(4096, features, classes)

@@ -7,11 +7,13 @@ accelerator machinery (streams, events), so code written for ``torch.cuda`` port
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any
 
 import torch
 
 from . import _C
+from .properties import AxonDeviceProperties, from_device_info
 
 # ---- devices --------------------------------------------------------------------------------
 
@@ -88,12 +90,18 @@ def synchronize(device: Any = None) -> None:
 
 
 def get_device_name(device: Any = None) -> str:
-    return _C.device_info(_get_index(device))["name"]
+    return get_device_properties(device).name
 
 
-def get_device_properties(device: Any = None) -> dict:
-    """Name, vendor, driver, memory, compute units, fp64/fp16, native-kernel support."""
-    return _C.device_info(_get_index(device))
+def get_device_properties(device: Any = None) -> AxonDeviceProperties:
+    """Name, vendor, driver, memory, compute units, fp64/fp16, native-kernel support, with CUDA's
+    attribute names where they mean something (``total_memory``, ``multi_processor_count``)."""
+    return _properties(_get_index(device))
+
+
+@functools.cache
+def _properties(index: int) -> AxonDeviceProperties:
+    return from_device_info(_C.device_info(index))
 
 
 # ---- streams --------------------------------------------------------------------------------
@@ -167,15 +175,50 @@ def mem_get_info(device: Any = None) -> tuple[int, int]:
     return _C.mem_get_info(_get_index(device))
 
 
-def memory_summary(device: Any = None) -> str:
-    s = memory_stats(device)
-    mib = 1024 * 1024
-    return (
-        f"axon:{_get_index(device)} memory: allocated {s['allocated_bytes.all.current'] / mib:.1f} MiB "
-        f"(peak {s['allocated_bytes.all.peak'] / mib:.1f}), reserved {s['reserved_bytes.all.current'] / mib:.1f} MiB "
-        f"(peak {s['reserved_bytes.all.peak'] / mib:.1f}), segments {s['segment.all.current']}, "
-        f"out-of-memory events {s['num_ooms']}, limit {s['limit_bytes'] / mib:.0f} MiB"
-    )
+def memory_summary(device: Any = None, abbreviated: bool = False) -> str:
+    """A table of the caching allocator's figures, shaped like ``torch.cuda.memory_summary``'s
+    (figures Axon does not track, such as bytes freed in total, show as "-")."""
+    index = _get_index(device)
+    s = memory_stats(index)
+
+    def size(n: int) -> str:
+        for unit in ("B", "KiB", "MiB", "GiB"):
+            if abs(n) < 1024 or unit == "GiB":
+                return f"{n:.0f} {unit}" if unit == "B" else f"{n:.2f} {unit}"
+            n /= 1024
+        return str(n)
+
+    rows = [
+        ("Allocated memory", size(s["allocated_bytes.all.current"]), size(s["allocated_bytes.all.peak"]), "-", "-"),
+        ("Reserved memory", size(s["reserved_bytes.all.current"]), size(s["reserved_bytes.all.peak"]), "-", "-"),
+        (
+            "Allocations",
+            str(s["allocation.all.current"]),
+            "-",
+            str(s["allocation.all.allocated"]),
+            str(s["allocation.all.freed"]),
+        ),
+        ("Segments", str(s["segment.all.current"]), "-", "-", "-"),
+    ]
+    width = 75
+    rule, thick = "|" + "-" * width + "|", "|" + "=" * width + "|"
+    lines = [
+        thick,
+        "|" + f"Axon memory summary, device ID {index} ({get_device_name(index)})".center(width)[:width] + "|",
+        rule,
+        "|" + f"out-of-memory events: {s['num_ooms']}   limit: {size(s['limit_bytes'])}".center(width) + "|",
+        thick,
+        "|"
+        + " Metric".ljust(23)
+        + "|"
+        + "|".join(f"{h:^12}" for h in ("Cur Usage", "Peak Usage", "Tot Alloc", "Tot Freed"))
+        + "|",
+        rule,
+    ]
+    for name, *cells in rows:
+        lines.append("| " + name.ljust(22) + "|" + "|".join(f"{c:>11} " for c in cells) + "|")
+    lines.append(thick)
+    return "\n".join(lines)
 
 
 # ---- random numbers -------------------------------------------------------------------------

@@ -15,7 +15,7 @@ AxonProperties = namedtuple(
 
 def _properties(device: Any = None) -> AxonProperties:
     info = torch.axon.get_device_properties(device)
-    return AxonProperties(info["name"], info["compute_units"], info["global_mem_bytes"], info["max_work_group_size"])
+    return AxonProperties(info.name, info.multi_processor_count, info.total_memory, info.max_work_group_size)
 
 
 class AxonInterface(DeviceInterface):
@@ -83,7 +83,7 @@ class AxonInterface(DeviceInterface):
     @classmethod
     def is_dtype_supported(cls, dtype: torch.dtype, including_emulation: bool = False) -> bool:
         if dtype in (torch.float64, torch.complex128):
-            return bool(torch.axon.get_device_properties()["fp64"])
+            return torch.axon.get_device_properties().has_fp64
         return True
 
     @staticmethod

@@ -119,7 +119,7 @@ def reduction_lanes(device: int) -> int:
     """Lanes per work-item reduction (see OpenCLKernel._accumulator): on CPU devices sixteen,
     a 512-bit vector of floats; on GPUs one, where work-items are the parallelism and more
     accumulators would only take registers."""
-    return 16 if torch.axon.get_device_properties(device)["is_cpu"] else 1
+    return 16 if torch.axon.get_device_properties(device).is_cpu else 1
 
 
 class OpenCLKernel(SIMDKernel):

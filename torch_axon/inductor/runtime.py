@@ -17,8 +17,8 @@ from .. import _C
 @functools.cache
 def _device_shape(device: int) -> tuple[int, int]:
     props = torch.axon.get_device_properties(device)
-    widest = 64 if props["is_cpu"] else 256
-    return min(widest, props["max_work_group_size"]), props["compute_units"]
+    widest = 64 if props.is_cpu else 256
+    return min(widest, props.max_work_group_size), props.max_compute_units
 
 
 def group_size(device: int, items: int) -> int:

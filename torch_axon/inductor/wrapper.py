@@ -38,7 +38,7 @@ class GeneratorKey(CustomGraphModulePass):
             digest.update(_C._kernel_file(name).encode())
         for index in range(torch.axon.device_count()):
             props = torch.axon.get_device_properties(index)
-            digest.update(repr(sorted((k, str(v)) for k, v in props.items())).encode())
+            digest.update(repr(props.__dict__).encode())
         return digest.hexdigest()
 
 

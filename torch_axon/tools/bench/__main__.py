@@ -291,7 +291,13 @@ def main(argv: list[str] | None = None) -> int:
         "command": "python -m torch_axon.tools.bench " + " ".join(argv if argv is not None else sys.argv[1:]),
         "torch": torch.__version__,
         "machine": machine(),
-        "device": {k: info[k] for k in ("name", "vendor", "driver_version", "platform_version", "compute_units")},
+        "device": {
+            "name": info.name,
+            "vendor": info.vendor,
+            "driver_version": info.driver_version,
+            "platform_version": info.platform_version,
+            "compute_units": info.max_compute_units,
+        },
         "quick": args.quick,
         "baseline": args.baseline,
         "repeats": args.repeats,
@@ -302,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     # is not what a new user's first minute sees.
     print("cold start (fresh processes, empty kernel caches):", flush=True)
     results["cold_start"] = {"rows": [], "demo": None} if args.skip_cold_start else run_cold_start(args)
-    print(f"Axon on {info['name']} vs PyTorch {torch.__version__} {args.baseline}; ceilings:", flush=True)
+    print(f"Axon on {info.name} vs PyTorch {torch.__version__} {args.baseline}; ceilings:", flush=True)
     results["ceilings"] = ceilings.measure(args.quick, args.repeats, args.sample_s)
     for key, value in results["ceilings"].items():
         print(f"  {key}: {value}", flush=True)
@@ -322,7 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         results["collectives"] = collectives.measure(args.quick, ranks=(2,) if args.quick else (2, 4))
         results["targets"] += results["collectives"]["targets"]
         for path in collectives.write(
-            {**results, **results["collectives"], "device": info["name"], "maps_to_host": info["native_kernels"]},
+            {**results, **results["collectives"], "device": info.name, "maps_to_host": info.native_kernels},
             "",  # its raw results are in benchmarks.json
             str(out_dir / "benchmarks-collectives.md"),
         ):

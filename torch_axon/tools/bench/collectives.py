@@ -548,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
         "torch": torch.__version__,
         "device": torch.axon.get_device_name(0),
         # What the backend does with axon tensors here: maps them (CPU-class devices) or stages.
-        "maps_to_host": bool(torch.axon.get_device_properties(0).get("native_kernels")),
+        "maps_to_host": torch.axon.get_device_properties(0).native_kernels,
         "machine": machine(),
         "load_average": os.getloadavg(),
     }

@@ -220,7 +220,7 @@ def float64_check(case: Case, cpu_grads64: dict[str, torch.Tensor], record: dict
     """The training step in float64 on axon against the CPU's (``cpu_grads64``): records
     ``grad64_error`` and the ops that fell back meanwhile (``grad64_fallbacks``: compared
     CPU against CPU), or ``grad64_failure`` where axon cannot run it."""
-    if not torch.axon.get_device_properties(0)["fp64"]:
+    if not torch.axon.get_device_properties(0).has_fp64:
         record["grad64_failure"] = "the device has no float64"
         return
     torch.axon.fallback_ops(reset=True)
