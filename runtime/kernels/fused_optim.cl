@@ -1,0 +1,194 @@
+/*
+ * Fused optimizer steps: aten::_fused_adam_ / _fused_adamw_ (kernel fused_adam), _fused_sgd_
+ * (fused_sgd) and _fused_adagrad_ (fused_adagrad), in the program of the parameters' dtype.
+ * Launched by runtime/src/ops/fused_optim.c; the layout is described in
+ * runtime/include/axon/fused_optim.h.
+ *
+ * A launch carries up to SLOTS tensors, each as kernel arguments (OpenCL 1.2 cannot read
+ * addresses from a buffer). Work-groups are dealt to the slots in order, ceil(numel / block)
+ * groups each, block = FO_ITEMS * the group size; a group finds its slot and its slot's
+ * buffers once, then each work-item updates FO_ITEMS elements a group size apart (consecutive
+ * work-items touch consecutive elements). Scalars that depend on a slot's step count (Adam's
+ * bias corrections, Adagrad's decayed rate) are computed once per group by its first
+ * work-item, in double where the device has it, and shared through local memory.
+ *
+ * The per-element math follows PyTorch's kernels (aten/src/ATen/native/cpu/Fused*Kernel.cpp and
+ * the CUDA ones): in CT (float for float16 / bfloat16 / float32, double for float64), each value
+ * rounded once when stored, with the shared pointwise math (pointwise_math.cl) for lerp,
+ * maximum, sqrt and addcdiv. A found_inf of 1 skips the step entirely; a grad_scale divides the
+ * gradients, which are written back unscaled, as PyTorch does.
+ */
+#include "fused_optim_args.h"
+
+#define FO_ITEMS 4
+
+/* Reals where the host computes in double: bias corrections and decayed rates. */
+#ifdef HAS_FP64
+typedef double RT;
+#define FO_REAL(r) as_double((r).bits)
+#else
+typedef float RT;
+#define FO_REAL(r) ((r).f)
+#endif
+
+/* The slot of this work-group among nslots (lengths in numel) and the group's first element in
+ * it (and the slot's length); -1 past the last slot. */
+inline int fo_slot(int8 numel, int nslots, int block, long *first, int *count) {
+  int n[8] = {numel.s0, numel.s1, numel.s2, numel.s3, numel.s4, numel.s5, numel.s6, numel.s7};
+  int g = (int)get_group_id(0);
+  for (int k = 0; k < nslots; k++) {
+    int groups = (n[k] + block - 1) / block;
+    if (g < groups) {
+      *first = (long)g * block;
+      *count = n[k];
+      return k;
+    }
+    g -= groups;
+  }
+  return -1;
+}
+
+/* The buffer `name` of slot k: name0 ... name5 (SEL6) or name7 (SEL8). */
+#define SEL6(k, name)                                                          \
+  ((k) == 0   ? PTR(name##0)                                                   \
+   : (k) == 1 ? PTR(name##1)                                                   \
+   : (k) == 2 ? PTR(name##2)                                                   \
+   : (k) == 3 ? PTR(name##3)                                                   \
+   : (k) == 4 ? PTR(name##4)                                                   \
+              : PTR(name##5))
+#define SEL8(k, name) \
+  ((k) < 6 ? SEL6(k, name) : (k) == 6 ? PTR(name##6) : PTR(name##7))
+
+/* Whether found_inf says this step is skipped (PyTorch compares with 1.0). */
+#define FO_SKIPPED(A) ((A).has_found_inf && LD_F32(PTR(found_inf), 0) == 1.0f)
+/* The learning rate: the device scalar or the argument. */
+#define FO_LR(A) ((A).has_lr_tensor ? (RT)LD_F32(PTR(lr), 0) : FO_REAL((A).lr))
+
+#ifdef IS_FLOAT
+/* The gradient of element i: unscaled (and written back so) where there is a grad_scale, negated
+ * for maximize. */
+inline CT fo_grad(__global uchar *G, long i, axon_fused_optim_args A, CT gs) {
+  CT g = LOAD(G, i);
+  if (A.has_grad_scale) {
+    g = g / gs;
+    STORE(G, i, g);
+  }
+  return A.maximize ? -g : g;
+}
+
+#define ADAM_SLOT(k) BUF(p##k), BUF(g##k), BUF(m##k), BUF(v##k), BUF(vmax##k), BUF(steps##k)
+KERNEL(fused_adam)(ADAM_SLOT(0), ADAM_SLOT(1), ADAM_SLOT(2), ADAM_SLOT(3), ADAM_SLOT(4),
+                   ADAM_SLOT(5), int8 numel, int nslots, BUF(lr), BUF(grad_scale),
+                   BUF(found_inf), axon_fused_optim_args A) {
+  LOCAL_ARRAY(fused_adam, CT, coef, 2);
+  if (FO_SKIPPED(A)) return;
+  int block = (int)get_local_size(0) * FO_ITEMS;
+  long first;
+  int n;
+  int k = fo_slot(numel, nslots, block, &first, &n);
+  if (k < 0) return;
+  RT lr = FO_LR(A);
+  if (get_local_id(0) == 0) {
+    /* PyTorch's bias corrections from the step count (float32, already incremented). */
+    RT step = (RT)LD_F32(SEL6(k, steps), 0);
+    RT bc1 = (RT)1 - pow(FO_REAL(A.beta1), step);
+    coef[0] = (CT)(lr / bc1);                                      /* step size */
+    coef[1] = (CT)sqrt((RT)1 - pow(FO_REAL(A.beta2), step));       /* sqrt of the 2nd correction */
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  CT step_size = coef[0], bc2_sqrt = coef[1];
+  CT beta2 = (CT)FO_REAL(A.beta2), wd = (CT)FO_REAL(A.weight_decay), eps = (CT)FO_REAL(A.eps);
+  CT w1 = (CT)((RT)1 - FO_REAL(A.beta1)), w2 = (CT)((RT)1 - FO_REAL(A.beta2));
+  CT decay = (CT)((RT)1 - lr * FO_REAL(A.weight_decay)); /* AdamW: the decoupled decay */
+  CT gs = A.has_grad_scale ? (CT)LD_F32(PTR(grad_scale), 0) : (CT)1;
+  __global uchar *P = SEL6(k, p), *G = SEL6(k, g), *M = SEL6(k, m), *V = SEL6(k, v);
+  __global uchar *VM = SEL6(k, vmax);
+  for (int j = 0; j < FO_ITEMS; j++) {
+    long i = first + j * (long)get_local_size(0) + (long)get_local_id(0);
+    if (i >= n) break;
+    CT g = fo_grad(G, i, A, gs);
+    CT p = LOAD(P, i);
+    if (wd != 0) {
+      if (A.adamw)
+        p = p * decay;
+      else
+        g = g + p * wd;
+    }
+    CT m0 = LOAD(M, i), v0 = LOAD(V, i);
+    CT m = PW_FLOAT_lerp(CT, m0, g, w1, , );
+    CT v = v0 * beta2 + w2 * g * g;
+    STORE(M, i, m);
+    STORE(V, i, v);
+    if (A.amsgrad) {
+      CT vmax = LOAD(VM, i);
+      v = PW_FLOAT_maximum(CT, vmax, v, , , );
+      STORE(VM, i, v);
+    }
+    CT denom = PW_FLOAT_sqrt(CT, v, , , , ) / bc2_sqrt + eps;
+    STORE(P, i, PW_FLOAT_addcdiv(CT, p, m, denom, -step_size, ));
+  }
+}
+
+#define SGD_SLOT(k) BUF(p##k), BUF(g##k), BUF(buf##k)
+KERNEL(fused_sgd)(SGD_SLOT(0), SGD_SLOT(1), SGD_SLOT(2), SGD_SLOT(3), SGD_SLOT(4), SGD_SLOT(5),
+                  SGD_SLOT(6), SGD_SLOT(7), int8 numel, int nslots, BUF(lr), BUF(grad_scale),
+                  BUF(found_inf), axon_fused_optim_args A) {
+  if (FO_SKIPPED(A)) return;
+  int block = (int)get_local_size(0) * FO_ITEMS;
+  long first;
+  int n;
+  int k = fo_slot(numel, nslots, block, &first, &n);
+  if (k < 0) return;
+  CT lr = (CT)FO_LR(A), wd = (CT)FO_REAL(A.weight_decay), mom = (CT)FO_REAL(A.momentum);
+  CT keep = (CT)((RT)1 - FO_REAL(A.dampening));
+  CT gs = A.has_grad_scale ? (CT)LD_F32(PTR(grad_scale), 0) : (CT)1;
+  __global uchar *P = SEL8(k, p), *G = SEL8(k, g), *B = SEL8(k, buf);
+  for (int j = 0; j < FO_ITEMS; j++) {
+    long i = first + j * (long)get_local_size(0) + (long)get_local_id(0);
+    if (i >= n) break;
+    CT g = fo_grad(G, i, A, gs);
+    CT p = LOAD(P, i);
+    if (wd != 0) g = g + p * wd;
+    if (mom != 0) {
+      CT b = A.is_first_step ? g : LOAD(B, i) * mom + g * keep;
+      STORE(B, i, b);
+      g = A.nesterov ? g + b * mom : b;
+    }
+    STORE(P, i, p - g * lr);
+  }
+}
+
+#define ADAGRAD_SLOT(k) BUF(p##k), BUF(g##k), BUF(acc##k), BUF(steps##k)
+KERNEL(fused_adagrad)(ADAGRAD_SLOT(0), ADAGRAD_SLOT(1), ADAGRAD_SLOT(2), ADAGRAD_SLOT(3),
+                      ADAGRAD_SLOT(4), ADAGRAD_SLOT(5), ADAGRAD_SLOT(6), ADAGRAD_SLOT(7),
+                      int8 numel, int nslots, BUF(lr), BUF(grad_scale), BUF(found_inf),
+                      axon_fused_optim_args A) {
+  LOCAL_ARRAY(fused_adagrad, CT, coef, 1);
+  if (FO_SKIPPED(A)) return;
+  int block = (int)get_local_size(0) * FO_ITEMS;
+  long first;
+  int n;
+  int k = fo_slot(numel, nslots, block, &first, &n);
+  if (k < 0) return;
+  if (get_local_id(0) == 0) {
+    /* The decayed rate lr / (1 + (step - 1) lr_decay), from the incremented step count. */
+    RT step = (RT)LD_F32(SEL8(k, steps), 0);
+    coef[0] = (CT)(FO_LR(A) / ((RT)1 + (step - (RT)1) * FO_REAL(A.lr_decay)));
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  CT clr = coef[0], wd = (CT)FO_REAL(A.weight_decay), eps = (CT)FO_REAL(A.eps);
+  CT gs = A.has_grad_scale ? (CT)LD_F32(PTR(grad_scale), 0) : (CT)1;
+  __global uchar *P = SEL8(k, p), *G = SEL8(k, g), *S = SEL8(k, acc);
+  for (int j = 0; j < FO_ITEMS; j++) {
+    long i = first + j * (long)get_local_size(0) + (long)get_local_id(0);
+    if (i >= n) break;
+    CT g = fo_grad(G, i, A, gs);
+    CT p = LOAD(P, i);
+    if (wd != 0) g = g + p * wd;
+    CT s = LOAD(S, i) + g * g;
+    STORE(S, i, s);
+    CT std = PW_FLOAT_sqrt(CT, s, , , , ) + eps;
+    STORE(P, i, p - clr * g / std);
+  }
+}
+#endif
