@@ -53,6 +53,7 @@ setup(
         # torch.compile(backend="axon") / torch.compiler.set_default_backend("axon"), found by
         # Dynamo without importing it at startup.
         "torch_dynamo_backends": ["axon = torch_axon.inductor.backend:axon"],
+        "console_scripts": ["axon-smi = torch_axon.smi.cli:main"],
     },
     python_requires=">=3.10",
 )

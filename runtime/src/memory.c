@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "usage_board.h"
 
 #define ROUND 512
 #define SMALL_LIMIT (1u << 20)
@@ -425,6 +426,7 @@ axon_status_t axon_malloc(int device, size_t size, axon_stream_t stream, void **
   if (p->stats.allocated_bytes > p->stats.allocated_peak)
     p->stats.allocated_peak = p->stats.allocated_bytes;
   p->stats.alloc_count++;
+  axon_usage_publish(device, d->info.name, &p->stats);
   *ptr = (void *)b->addr;
 done:
   pthread_mutex_unlock(&lock);
@@ -456,6 +458,7 @@ axon_status_t axon_free(void *ptr) {
   get_pool(b->seg->device, &d, &p);
   p->stats.allocated_bytes -= b->size;
   p->stats.free_count++;
+  axon_usage_publish(b->seg->device, d->info.name, &p->stats);
   b->allocated = 0;
   if (b->nextra) {
     /* Other streams may still use the memory: reuse waits for a marker on each of them. */
@@ -518,7 +521,10 @@ axon_status_t axon_empty_cache(int device) {
   axon_memory_pool *p;
   pthread_mutex_lock(&lock);
   axon_status_t st = get_pool(device, &d, &p);
-  if (st == AXON_SUCCESS) release_cached(p, device);
+  if (st == AXON_SUCCESS) {
+    release_cached(p, device);
+    axon_usage_publish(device, d->info.name, &p->stats);
+  }
   pthread_mutex_unlock(&lock);
   return st;
 }
@@ -541,6 +547,7 @@ axon_status_t axon_memory_reset_peak(int device) {
   if (st == AXON_SUCCESS) {
     p->stats.allocated_peak = p->stats.allocated_bytes;
     p->stats.reserved_peak = p->stats.reserved_bytes;
+    axon_usage_publish(device, d->info.name, &p->stats);
   }
   pthread_mutex_unlock(&lock);
   return st;
