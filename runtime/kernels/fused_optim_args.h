@@ -10,20 +10,20 @@
 #include "kernel_args.h"
 
 typedef struct axon_fused_optim_args {
-  axon_real lr;           /* replaced by lr_tensor's value where has_lr_tensor */
-  axon_real beta1;        /* Adam(W) */
-  axon_real beta2;        /* Adam(W) */
-  axon_real weight_decay; /* all */
-  axon_real eps;          /* Adam(W), Adagrad */
-  axon_real momentum;     /* SGD */
-  axon_real dampening;    /* SGD */
-  axon_real lr_decay;     /* Adagrad */
-  axon_i32 adamw;         /* Adam: decoupled weight decay (AdamW) */
-  axon_i32 amsgrad;       /* Adam(W): keep and use max_exp_avg_sq */
-  axon_i32 maximize;      /* all: step along the gradient */
-  axon_i32 nesterov;      /* SGD */
-  axon_i32 is_first_step; /* SGD: the momentum buffer starts as the gradient */
-  axon_i32 has_lr_tensor; /* lr is read from a float32 scalar on the device */
+  axon_real lr;            /* replaced by lr_tensor's value where has_lr_tensor */
+  axon_real beta1;         /* Adam(W) */
+  axon_real beta2;         /* Adam(W) */
+  axon_real weight_decay;  /* all */
+  axon_real eps;           /* Adam(W), Adagrad */
+  axon_real momentum;      /* SGD */
+  axon_real dampening;     /* SGD */
+  axon_real lr_decay;      /* Adagrad */
+  axon_i32 adamw;          /* Adam: decoupled weight decay (AdamW) */
+  axon_i32 amsgrad;        /* Adam(W): keep and use max_exp_avg_sq */
+  axon_i32 maximize;       /* all: step along the gradient */
+  axon_i32 nesterov;       /* SGD */
+  axon_i32 is_first_step;  /* SGD: the momentum buffer starts as the gradient */
+  axon_i32 has_lr_tensor;  /* lr is read from a float32 scalar on the device */
   axon_i32 has_grad_scale; /* grads are divided by a float32 scale (and written back unscaled) */
   axon_i32 has_found_inf;  /* a float32 flag on the device: 1 skips the whole step */
 } axon_fused_optim_args;

@@ -105,8 +105,8 @@ static void test_adam(axon_stream_t s, int adamw, int amsgrad, int maximize) {
       vm[i] = amsgrad && h.x[k][4][i] > v[i] ? h.x[k][4][i] : v[i];
       p[i] = pi - lr / bc1 * m[i] / (sqrt(vm[i]) / sqrt(bc2) + eps);
     }
-    double e = fmax(err_of(t[k].param, p, n), fmax(err_of(t[k].state[0], m, n),
-                                                    err_of(t[k].state[1], v, n)));
+    double e = fmax(err_of(t[k].param, p, n),
+                    fmax(err_of(t[k].state[0], m, n), err_of(t[k].state[1], v, n)));
     if (amsgrad) e = fmax(e, err_of(t[k].state[2], vm, n));
     worst = fmax(worst, e);
     worst_grad = fmax(worst_grad, err_of(t[k].grad, g, n));
@@ -150,8 +150,8 @@ static void test_sgd(axon_stream_t s, int nesterov, int first) {
     worst = fmax(worst, fmax(err_of(t[k].param, p, n), err_of(t[k].state[0], b, n)));
     free(p), free(b);
   }
-  CHECK(worst < 1e-5, "SGD (nesterov %d, first step %d, tensor lr): max err %.3g", nesterov,
-        first, worst);
+  CHECK(worst < 1e-5, "SGD (nesterov %d, first step %d, tensor lr): max err %.3g", nesterov, first,
+        worst);
   axon_free((void *)sc.lr);
   free_list(&h, t);
 }

@@ -21,8 +21,8 @@
 #ifndef AXON_FUSED_OPTIM_H
 #define AXON_FUSED_OPTIM_H
 
-#include "axon/axon.h"
 #include "../../kernels/fused_optim_args.h"
+#include "axon/axon.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -38,8 +38,9 @@ static int state_used(axon_fused_optim_kind kind, const axon_fused_optim_args *a
 static axon_status_t check_tensor(axon_fused_optim_kind kind, const axon_fused_optim_args *a,
                                   const axon_fused_optim_tensor *t, int64_t index) {
   const fo_kernel *k = &fo_kernels[kind];
-  if (t->numel < 0) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: tensor %lld: negative size",
-                                     k->name, (long long)index);
+  if (t->numel < 0)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: tensor %lld: negative size", k->name,
+                     (long long)index);
   if (t->numel == 0) return AXON_SUCCESS;
   int missing = !t->param || !t->grad || (k->has_step && !t->step);
   for (int s = 0; s < k->states; s++) missing |= state_used(kind, a, s) && !t->state[s];
@@ -52,8 +53,7 @@ static axon_status_t check_tensor(axon_fused_optim_kind kind, const axon_fused_o
 /* One launch over the slots gathered so far. */
 static axon_status_t fo_launch(axon_stream_t stream, axon_program_t program, const fo_kernel *k,
                                const void *const *buffers, const int32_t *numel, int nslots,
-                               const axon_fused_optim_scalars *sc,
-                               const axon_fused_optim_args *a) {
+                               const axon_fused_optim_scalars *sc, const axon_fused_optim_args *a) {
   size_t local = group_size(stream);
   int64_t block = (int64_t)local * FO_ITEMS, groups = 0;
   for (int s = 0; s < nslots; s++) groups += (numel[s] + block - 1) / block;
