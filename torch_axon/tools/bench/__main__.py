@@ -20,7 +20,7 @@ import sys
 import torch
 
 from .. import add_output_args, output_dirs
-from . import ceilings, cold_start, collectives, compiled, models, ops, pointwise, report
+from . import ceilings, cold_start, collectives, compiled, models, ops, optim, pointwise, report
 from .timing import compare
 
 
@@ -152,6 +152,29 @@ def run_models(args) -> list[dict]:
     return rows
 
 
+def run_optim(args) -> dict:
+    """The AdamW step over the GPT's parameters in its three forms (optim.py), each on both backends."""
+    rows = []
+    for w in optim.workloads():
+        if args.only and args.only not in w.name:
+            continue
+        steps = _on_both(args, functools.partial(w.make, quick=args.quick))
+        timings = compare(steps, args.model_repeats, args.sample_s, warmup=2)
+        entry = {"name": w.name, "form": w.form, "unit": optim.UNIT}
+        for label, t in timings.items():
+            entry[label] = {"rate": t.median * 1e3, **t.as_dict()}
+        entry["ratio"] = timings["cpu"].median / timings["axon"].median
+        rows.append(entry)
+        print(f"  {w.name:46s} cpu {_show(entry['cpu'], optim.UNIT)}  axon {_show(entry['axon'], optim.UNIT)}  "
+              f"ratio {entry['ratio']:.2f}x", flush=True)  # fmt: skip
+    out = {"parameters": optim.parameter_count(args.quick), "rows": rows, **optim.derived(rows)}
+    if out["fused_vs_foreach_axon"] is not None:
+        print(f"  fused on axon: {out['fused_vs_foreach_axon']:.2f}x foreach on axon", flush=True)
+    if out["fused_vs_cpu_fused"] is not None:
+        print(f"  fused on axon: {out['fused_vs_cpu_fused']:.2f}x {args.baseline} fused", flush=True)
+    return out
+
+
 def run_compiled(args) -> list[dict]:
     """Each compiled workload as eager and compiled Axon, eager and compiled CPU."""
     rows = []
@@ -249,6 +272,20 @@ def targets(results: dict) -> list[dict]:
                     + (f"; not counted, no work on either side: {', '.join(noops)}" if noops else ""),
                     "met": len(met) == len(rows),
                 })  # fmt: skip
+    o = results.get("optim") or {}
+    step = f"AdamW step over a {o.get('parameters', 0) / 1e6:.0f}M-parameter GPT"
+    if o.get("fused_vs_foreach_axon") is not None:
+        out.append({
+            "target": f"{step}: fused on Axon >= 1.5x foreach on Axon",
+            "measured": f"{o['fused_vs_foreach_axon']:.2f}x",
+            "met": o["fused_vs_foreach_axon"] >= 1.5,
+        })  # fmt: skip
+    if o.get("fused_vs_cpu_fused") is not None:
+        out.append({
+            "target": f"{step}: fused on Axon >= PyTorch CPU's fused step",
+            "measured": f"{o['fused_vs_cpu_fused']:.2f}x",
+            "met": o["fused_vs_cpu_fused"] >= 1.0,
+        })  # fmt: skip
     for w in results["models"]:
         if "ratio" in w:
             out.append({
@@ -267,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-ops", action="store_true")
     p.add_argument("--skip-pointwise", action="store_true")
     p.add_argument("--skip-cold-start", action="store_true")
+    p.add_argument("--skip-optim", action="store_true", help="no optimizer-step rows (optim.py)")
     p.add_argument("--skip-compiled", action="store_true", help="no torch.compile rows")
     p.add_argument("--skip-collectives", action="store_true", help="no torch.distributed rows (collectives.py)")
     p.add_argument("--pointwise-repeats", type=int, default=3, help="samples per backend per pointwise case")
@@ -318,6 +356,8 @@ def main(argv: list[str] | None = None) -> int:
     results["pointwise"] = [] if args.skip_pointwise else run_pointwise(args)
     print("models:", flush=True)
     results["models"] = [] if args.skip_models else run_models(args)
+    print("optimizer step:", flush=True)
+    results["optim"] = {"rows": []} if args.skip_optim else run_optim(args)
     print("torch.compile:", flush=True)
     results["compiled"] = [] if args.skip_compiled else run_compiled(args)
     results["fallback_ops"] = torch.axon.fallback_ops()
