@@ -4,7 +4,7 @@
 
 #include "launch_common.h"
 
-#define FO_ITEMS 4 /* elements per work-item: FO_ITEMS in kernels/fused_optim.cl */
+#define FO_ITEMS 4 /* units per work-item: FO_ITEMS in kernels/fused_optim.cl */
 /* A slot's length is an OpenCL int; longer tensors take several slots. */
 #define FO_SLOT_MAX ((int64_t)1 << 30)
 #define FO_MAX_BUFFERS 6
@@ -50,13 +50,20 @@ static axon_status_t check_tensor(axon_fused_optim_kind kind, const axon_fused_o
   return AXON_SUCCESS;
 }
 
+/* Elements per unit of the kernels (FO_W): eight-element vectors where the dtype has the vector
+ * form (VCT in kernels/common.cl), float64 element by element. */
+static int fo_width(axon_dtype dtype) {
+  return dtype == AXON_F64 ? 1 : 8;
+}
+
 /* One launch over the slots gathered so far. */
 static axon_status_t fo_launch(axon_stream_t stream, axon_program_t program, const fo_kernel *k,
-                               const void *const *buffers, const int32_t *numel, int nslots,
-                               const axon_fused_optim_scalars *sc, const axon_fused_optim_args *a) {
+                               int width, const void *const *buffers, const int32_t *numel,
+                               int nslots, const axon_fused_optim_scalars *sc,
+                               const axon_fused_optim_args *a) {
   size_t local = group_size(stream);
   int64_t block = (int64_t)local * FO_ITEMS, groups = 0;
-  for (int s = 0; s < nslots; s++) groups += (numel[s] + block - 1) / block;
+  for (int s = 0; s < nslots; s++) groups += ((numel[s] + width - 1) / width + block - 1) / block;
   if (groups == 0) return AXON_SUCCESS;
   axon_arg args[AXON_FUSED_OPTIM_SLOTS * FO_MAX_BUFFERS + 6];
   int n = 0;
@@ -111,7 +118,7 @@ axon_status_t axon_fused_optim(axon_stream_t stream, axon_dtype dtype, axon_fuse
       if (k->has_step) b[2 + k->states] = x->step;
       numel[nslots++] = (int32_t)len;
       if (nslots == k->slots) {
-        AXON_TRY(fo_launch(stream, program, k, buffers, numel, nslots, sc, args));
+        AXON_TRY(fo_launch(stream, program, k, fo_width(dtype), buffers, numel, nslots, sc, args));
         nslots = 0;
       }
     }
@@ -122,5 +129,5 @@ axon_status_t axon_fused_optim(axon_stream_t stream, axon_dtype dtype, axon_fuse
     numel[s] = 0;
     for (int i = 0; i < k->buffers; i++) buffers[s * k->buffers + i] = buffers[0];
   }
-  return fo_launch(stream, program, k, buffers, numel, nslots, sc, args);
+  return fo_launch(stream, program, k, fo_width(dtype), buffers, numel, nslots, sc, args);
 }
