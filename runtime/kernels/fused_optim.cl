@@ -7,10 +7,10 @@
  * A launch carries up to SLOTS tensors, each as kernel arguments (OpenCL 1.2 cannot read
  * addresses from a buffer). A slot's elements are taken FO_W at a time (units: eight-element
  * vectors where the dtype has the vector form VCT, float64 one by one); work-groups are dealt to
- * the slots in order, ceil(units / block) groups each, block = FO_ITEMS * the group size. A
- * group finds its slot and the slot's buffers once, then each work-item updates FO_ITEMS units
- * a group size apart (consecutive work-items touch consecutive units, which GPUs coalesce and
- * PoCL's work-item loop walks in order); a partial last vector goes element by element. Scalars
+ * the slots in order, ceil(units / block) groups each, block = items * the group size. A group
+ * finds its slot and the slot's buffers once, then each work-item updates `items` units
+ * (FO_UNIT: the launcher chooses the walk and its sizes per device class); a partial last
+ * vector goes element by element. Scalars
  * that depend on a slot's step count (Adam's bias corrections, Adagrad's decayed rate) are
  * computed once per group by its first work-item, in double where the device has it, and
  * shared through local memory.
@@ -23,7 +23,6 @@
  */
 #include "fused_optim_args.h"
 
-#define FO_ITEMS 4 /* units per work-item: the launcher's FO_ITEMS must match */
 #ifdef HAS_VCT
 #define FO_W 8 /* elements per unit: the launcher's fo_width must match */
 #else
@@ -73,13 +72,20 @@ inline int fo_slot(int8 numel, int nslots, int block, long *first, int *count) {
 #define FO_LR(A) ((A).has_lr_tensor ? (RT)LD_F32(PTR(lr), 0) : FO_REAL((A).lr))
 
 #ifdef IS_FLOAT
+/* Unit j of this work-item: its own run of `items` units (contiguous: CPU devices, where each
+ * core then streams through memory in order) or every group-size-th unit (GPUs, where
+ * neighbouring work-items then read neighbouring memory). */
+#define FO_UNIT(j)                                                                   \
+  (first + (contiguous ? (long)get_local_id(0) * items + (j)                         \
+                       : (long)(j) * (long)get_local_size(0) + (long)get_local_id(0)))
+
 /* The walk over a group's units: BODY(LD, ST, e) updates the FO_W elements from e, loading and
  * storing with LD / ST, written once with CT and run with CT as the vector type VCT for whole
  * vectors (the scalars computed before keep their scalar type). */
 #ifdef HAS_VCT
 #define FO_WALK(BODY)                                                          \
-  for (int j = 0; j < FO_ITEMS; j++) {                                         \
-    long e = (first + j * (long)get_local_size(0) + (long)get_local_id(0)) * FO_W; \
+  for (int j = 0; j < items; j++) {                                            \
+    long e = FO_UNIT(j) * FO_W;                                                \
     if (e >= n) break;                                                         \
     if (e + FO_W <= n) {                                                       \
       typedef VCT CT;                                                          \
@@ -92,8 +98,8 @@ inline int fo_slot(int8 numel, int nslots, int block, long *first, int *count) {
   }
 #else
 #define FO_WALK(BODY)                                                          \
-  for (int j = 0; j < FO_ITEMS; j++) {                                         \
-    long e = first + j * (long)get_local_size(0) + (long)get_local_id(0);      \
+  for (int j = 0; j < items; j++) {                                            \
+    long e = FO_UNIT(j);                                                       \
     if (e >= n) break;                                                         \
     BODY(LOAD, STORE, e)                                                       \
   }
@@ -138,11 +144,11 @@ inline int fo_slot(int8 numel, int nslots, int block, long *first, int *count) {
 
 #define ADAM_SLOT(k) BUF(p##k), BUF(g##k), BUF(m##k), BUF(v##k), BUF(vmax##k), BUF(steps##k)
 KERNEL(fused_adam)(ADAM_SLOT(0), ADAM_SLOT(1), ADAM_SLOT(2), ADAM_SLOT(3), ADAM_SLOT(4),
-                   ADAM_SLOT(5), int8 numel, int nslots, BUF(lr), BUF(grad_scale),
+                   ADAM_SLOT(5), int8 numel, int nslots, int items, int contiguous, BUF(lr), BUF(grad_scale),
                    BUF(found_inf), axon_fused_optim_args A) {
   LOCAL_ARRAY(fused_adam, CT, coef, 2);
   if (FO_SKIPPED(A)) return;
-  int block = (int)get_local_size(0) * FO_ITEMS;
+  int block = (int)get_local_size(0) * items;
   long first;
   int n;
   int k = fo_slot(numel, nslots, block, &first, &n);
@@ -187,10 +193,10 @@ KERNEL(fused_adam)(ADAM_SLOT(0), ADAM_SLOT(1), ADAM_SLOT(2), ADAM_SLOT(3), ADAM_
 
 #define SGD_SLOT(k) BUF(p##k), BUF(g##k), BUF(buf##k)
 KERNEL(fused_sgd)(SGD_SLOT(0), SGD_SLOT(1), SGD_SLOT(2), SGD_SLOT(3), SGD_SLOT(4), SGD_SLOT(5),
-                  SGD_SLOT(6), SGD_SLOT(7), int8 numel, int nslots, BUF(lr), BUF(grad_scale),
+                  SGD_SLOT(6), SGD_SLOT(7), int8 numel, int nslots, int items, int contiguous, BUF(lr), BUF(grad_scale),
                   BUF(found_inf), axon_fused_optim_args A) {
   if (FO_SKIPPED(A)) return;
-  int block = (int)get_local_size(0) * FO_ITEMS;
+  int block = (int)get_local_size(0) * items;
   long first;
   int n;
   int k = fo_slot(numel, nslots, block, &first, &n);
@@ -218,11 +224,11 @@ KERNEL(fused_sgd)(SGD_SLOT(0), SGD_SLOT(1), SGD_SLOT(2), SGD_SLOT(3), SGD_SLOT(4
 #define ADAGRAD_SLOT(k) BUF(p##k), BUF(g##k), BUF(acc##k), BUF(steps##k)
 KERNEL(fused_adagrad)(ADAGRAD_SLOT(0), ADAGRAD_SLOT(1), ADAGRAD_SLOT(2), ADAGRAD_SLOT(3),
                       ADAGRAD_SLOT(4), ADAGRAD_SLOT(5), ADAGRAD_SLOT(6), ADAGRAD_SLOT(7),
-                      int8 numel, int nslots, BUF(lr), BUF(grad_scale), BUF(found_inf),
+                      int8 numel, int nslots, int items, int contiguous, BUF(lr), BUF(grad_scale), BUF(found_inf),
                       axon_fused_optim_args A) {
   LOCAL_ARRAY(fused_adagrad, CT, coef, 1);
   if (FO_SKIPPED(A)) return;
-  int block = (int)get_local_size(0) * FO_ITEMS;
+  int block = (int)get_local_size(0) * items;
   long first;
   int n;
   int k = fo_slot(numel, nslots, block, &first, &n);
