@@ -16,6 +16,7 @@ def _register() -> None:
         _C,  # noqa: F401  (loads the native kernels and registrations)
         device,
         distributed,
+        integrations,
     )
 
     if torch._C._get_privateuse1_backend_name() != "axon":
@@ -25,6 +26,7 @@ def _register() -> None:
         torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     _conv_layout_as_eager()
     distributed.register()
+    integrations.install()  # import hooks only: accelerate/transformers are adapted when imported
 
 
 def _conv_layout_as_eager() -> None:
