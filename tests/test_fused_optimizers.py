@@ -277,3 +277,28 @@ def test_fused_ops_are_native():
 def test_foreach_stays_native(opt_cls, kw, no_fallback):  # noqa: F811
     """foreach=True runs on native ops and matches the CPU's foreach step."""
     check(opt_cls, torch.float32, lr=0.01, foreach=True, **kw)
+
+
+@pytest.mark.parametrize("opt_cls", [torch.optim.AdamW, torch.optim.SGD], ids=lambda c: c.__name__)
+def test_mixed_layouts(opt_cls, no_fallback):  # noqa: F811
+    """A transposed parameter whose gradient is contiguous, and a parameter that is a strided
+    view: the fused step pairs elements by position in the tensor, not in memory. The reference is
+    the CPU's for-loop step (its fused kernels assume one layout)."""
+    kw = {"lr": 0.01, "momentum": 0.9} if opt_cls is torch.optim.SGD else {"lr": 0.01}
+    results = {}
+    for device, form in (("cpu", {"foreach": False}), (DEVICE, {"fused": True})):
+        g = torch.Generator().manual_seed(3)
+        base = torch.randn(12, 10, generator=g)
+        params = [
+            base.t().contiguous().t().to(device).detach().requires_grad_(),  # transposed storage
+            torch.randn(8, 6, generator=g)[:, ::2].to(device).detach().requires_grad_(),  # strided view
+        ]
+        opt = opt_cls(params, **kw, **form)
+        for step in range(3):
+            gg = torch.Generator().manual_seed(10 + step)
+            for p in params:
+                p.grad = torch.randn(p.shape, generator=gg).to(device)  # contiguous
+            opt.step()
+        results[device] = [p.detach().cpu() for p in params]
+    for got, want in zip(results[DEVICE], results["cpu"], strict=True):
+        torch.testing.assert_close(got, want, **TOL[torch.float32])

@@ -64,19 +64,22 @@ struct Step {
     }
   }
 
-  // t's buffer as the runtime wants it: dense with the parameter's layout, else a contiguous
-  // stand-in (written back after the step when the op mutates t).
-  void* buffer(const Tensor& t, const Tensor& param, bool mutated) {
+  void check_like(const Tensor& t, const Tensor& param) const {
     TORCH_CHECK(t.device() == device, op, ": expected every tensor on ", device, ", got ",
                 t.device());
     TORCH_CHECK(t.scalar_type() == param.scalar_type(), op, ": expected ", param.scalar_type(),
                 " tensors like the parameters, got ", t.scalar_type());
     TORCH_CHECK(t.sizes() == param.sizes(), op, ": a tensor of shape ", t.sizes(),
                 " goes with a parameter of shape ", param.sizes());
-    if (t.is_non_overlapping_and_dense() && t.strides() == param.strides() &&
-        param.is_non_overlapping_and_dense())
-      return t.data_ptr();
+  }
+
+  // t's buffer as the runtime wants it: in place where the parameter's tensors share one dense
+  // layout (`direct`), else a contiguous stand-in, written back after the step when the op
+  // mutates t (the kernels pair the tensors' elements by memory position).
+  void* buffer(const Tensor& t, bool direct, bool mutated) {
+    if (direct) return t.data_ptr();
     Tensor c = t.contiguous();
+    if (c.is_same(t)) return t.data_ptr();  // already in the stand-ins' (contiguous) order
     keep.push_back(c);
     if (mutated) write_back.emplace_back(t, c);
     return c.data_ptr();
@@ -106,12 +109,20 @@ struct Step {
           t == at::kFloat || t == at::kDouble || t == at::kHalf || t == at::kBFloat16, "axon: ", op,
           " is not implemented for ", t, " parameters");
       if (p.numel() == 0) continue;
+      std::vector<Tensor> group{p, grads[i]};
+      for (const TensorList& s : states)
+        if (!s.empty()) group.push_back(s[i]);
+      bool direct = true;
+      for (const Tensor& t : group) {
+        check_like(t, p);
+        direct = direct && t.is_non_overlapping_and_dense() && t.strides() == p.strides();
+      }
       axon_fused_optim_tensor x{};
       x.numel = p.numel();
-      x.param = buffer(p, p, true);
-      x.grad = buffer(grads[i], p, args.has_grad_scale);
+      x.param = buffer(p, direct, true);
+      x.grad = buffer(grads[i], direct, args.has_grad_scale);
       for (size_t s = 0; s < states.size() && s < 3; s++)
-        x.state[s] = states[s].empty() ? nullptr : buffer(states[s][i], p, true);
+        x.state[s] = states[s].empty() ? nullptr : buffer(states[s][i], direct, true);
       if (!steps.empty()) x.step = device_scalar(steps[i], "a step count");
       by_dtype[t].push_back(x);
     }
