@@ -302,3 +302,18 @@ def test_mixed_layouts(opt_cls, no_fallback):  # noqa: F811
         results[device] = [p.detach().cpu() for p in params]
     for got, want in zip(results[DEVICE], results["cpu"], strict=True):
         torch.testing.assert_close(got, want, **TOL[torch.float32])
+
+
+@pytest.mark.parametrize("form", ["fused", "foreach", "for-loop"])
+def test_bench_optimizer_rows_agree(form, no_fallback):  # noqa: F811
+    """The benchmark's optimizer-step rows (torch_axon/tools/bench/optim.py, quick shapes) do the
+    same work on both backends: one step leaves the same parameters."""
+    from torch_axon.tools.bench import optim
+
+    steps = {device: optim._make(form, device, quick=True) for device in ("cpu", DEVICE)}
+    for step in steps.values():
+        step()
+    params = {d: [p.detach().cpu() for p in s.__self__.param_groups[0]["params"]] for d, s in steps.items()}
+    assert len(params["cpu"]) == len(optim.shapes(True)) > 10
+    for got, want in zip(params[DEVICE], params["cpu"], strict=True):
+        torch.testing.assert_close(got, want, **TOL[torch.float32])
