@@ -155,7 +155,8 @@ def test_every_patch_applied_to_pinned_versions():
     assert hasattr(transformers.training_args.is_torch_bf16_gpu_available, "_axon_original")
     setup = transformers.training_args.TrainingArguments.__dict__["_setup_devices"]
     assert hasattr(setup.func, "_axon_original")
-    assert not _hooks._hooks, "hooks still waiting for their module"
+    waiting = [name for name in _hooks._hooks if name.startswith(("accelerate", "transformers"))]
+    assert not waiting, f"hooks still waiting for their module: {waiting}"
 
 
 def test_accelerate_and_trainer_pick_axon_and_user_settings_win(tmp_path, monkeypatch):
@@ -286,8 +287,8 @@ def test_peft_lora_finetune_save_and_reload(tmp_path):
 DDP_SCRIPT = Path(__file__).with_name("hf_trainer_ddp.py")
 
 
-def _run(cmd, out_dir, timeout=300):
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(Path(__file__).parents[1]))
+def _run(cmd, out_dir, timeout=300, **extra_env):
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONPATH=str(Path(__file__).parents[1]), **extra_env)
     # Its own process group, so that a timeout ends torchrun's workers too.
     proc = subprocess.Popen(
         cmd, env=env, cwd=out_dir, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
@@ -299,18 +300,28 @@ def _run(cmd, out_dir, timeout=300):
         log = proc.communicate()[0]
         pytest.fail(f"{cmd} timed out after {timeout} s\n{log[-5000:]}")
     assert proc.returncode == 0, f"{cmd}\n{log[-5000:]}"
+    return log
 
 
 @pytest.mark.slow
-def test_trainer_ddp_under_torchrun_matches_one_process_with_doubled_batch(tmp_path):
+@pytest.mark.parametrize("devices", ["shared", "own"])
+def test_trainer_ddp_under_torchrun_matches_one_process_with_doubled_batch(tmp_path, devices):
     """torchrun --nproc-per-node 2 of a plain Trainer script: accelerate's distributed type is
     MULTI_GPU over the axon backend, the model is wrapped in DDP, gradients are averaged: each
-    rank's parameters equal the other's and those of one process given both ranks' batches."""
+    rank's parameters equal the other's and those of one process given both ranks' batches.
+    "shared": both ranks on axon:0 (PoCL's one device); "own": axon:0 and axon:1 (two PoCL
+    devices, as two GPUs)."""
+    env = {"POCL_DEVICES": "pthread pthread"} if devices == "own" else {}
+    if env:
+        count = _run([sys.executable, "-c", "import torch; print(torch.axon.device_count())"], tmp_path, **env)
+        if int(count.split()[-1]) < 2:
+            pytest.skip("the OpenCL platform does not show two devices with POCL_DEVICES (not PoCL)")
     steps = 3
     _run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2"]
         + [str(DDP_SCRIPT), str(tmp_path / "ddp"), "4", str(steps)],
         tmp_path,
+        **env,
     )
     _run([sys.executable, str(DDP_SCRIPT), str(tmp_path / "one"), "8", str(steps)], tmp_path)
 
@@ -320,7 +331,7 @@ def test_trainer_ddp_under_torchrun_matches_one_process_with_doubled_batch(tmp_p
         assert result["distributed_type"] == "MULTI_GPU", result
         assert result["backend"] == "axon" and result["world_size"] == 2
         assert result["wrapped"] == "DistributedDataParallel"
-        assert result["device"].startswith("axon")
+        assert result["device"] == ("axon:0" if devices == "shared" else f"axon:{r}")
         assert result["steps"] == steps
         print(f"rank {r} fallbacks:", result["fallbacks"])
         assert {op for op in result["fallbacks"] if op not in ALLOWED_FALLBACKS} == set()
@@ -410,10 +421,7 @@ def test_diffusers_unet_denoising_and_training_step_like_cpu():
     assert_params_close(p, cpu_p, rtol=1e-4, atol=1e-5)
 
 
-def test_diffusers_dit_pipeline_with_autoencoder_like_cpu():
-    """DiTPipeline: a DiT transformer denoises in an autoencoder's latent space and the
-    autoencoder decodes; the whole pipeline, scheduler loop included, against the CPU."""
-    pytest.importorskip("diffusers", reason="diffusers is not installed")
+def _tiny_dit_pipeline():
     from diffusers import AutoencoderKL, DDIMScheduler, DiTPipeline, DiTTransformer2DModel
 
     torch.manual_seed(0)
@@ -444,20 +452,41 @@ def test_diffusers_dit_pipeline_with_autoencoder_like_cpu():
     vae.eval()
     pipe = DiTPipeline(transformer=transformer, vae=vae, scheduler=DDIMScheduler(num_train_timesteps=100))
     pipe.set_progress_bar_config(disable=True)
+    return pipe
 
-    def run(device):
-        p = copy.deepcopy(pipe).to(device)
-        g = torch.Generator().manual_seed(0)  # CPU generator: the same latents on both devices
-        out = p(class_labels=[1, 3], num_inference_steps=3, guidance_scale=2.0, generator=g, output_type="np")
-        return torch.from_numpy(out.images)
 
+def _generate(pipe) -> torch.Tensor:
+    g = torch.Generator().manual_seed(0)  # CPU generator: the same latents on every device
+    out = pipe(class_labels=[1, 3], num_inference_steps=3, guidance_scale=2.0, generator=g, output_type="np")
+    return torch.from_numpy(out.images)
+
+
+def test_diffusers_dit_pipeline_with_autoencoder_like_cpu():
+    """DiTPipeline: a DiT transformer denoises in an autoencoder's latent space and the
+    autoencoder decodes; the whole pipeline, scheduler loop included, against the CPU."""
+    pytest.importorskip("diffusers", reason="diffusers is not installed")
+    pipe = _tiny_dit_pipeline()
     torch.axon.fallback_ops(reset=True)
-    got = run("axon")
+    got = _generate(copy.deepcopy(pipe).to("axon"))
     print("fallbacks (DiT pipeline):", torch.axon.fallback_ops())
-    expected = run("cpu")
+    assert torch.axon.fallback_ops() == {}
+    expected = _generate(pipe)
     assert got.shape == (2, 8, 8, 3)
     torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
-    assert torch.axon.fallback_ops() == {}
+
+
+def test_diffusers_model_cpu_offload_finds_axon():
+    """enable_model_cpu_offload() with no device: diffusers asks torch.accelerator, runs each
+    model on axon in turn and parks it on the CPU."""
+    pytest.importorskip("diffusers", reason="diffusers is not installed")
+    pytest.importorskip("accelerate", reason="model offloading needs accelerate")
+    pipe = _tiny_dit_pipeline()
+    expected = _generate(copy.deepcopy(pipe))
+    pipe.enable_model_cpu_offload()
+    assert pipe._execution_device == torch.device("axon", 0)
+    got = _generate(pipe)
+    assert next(pipe.transformer.parameters()).device.type == "cpu"  # parked after the run
+    torch.testing.assert_close(got, expected, rtol=1e-4, atol=1e-4)
 
 
 def test_no_warning_from_hooks_on_import():
