@@ -27,6 +27,7 @@ TOL = {
     torch.float32: {"atol": 2e-6, "rtol": 1e-5},
     torch.float16: {"atol": 2e-3, "rtol": 2e-3},
     torch.bfloat16: {"atol": 1.6e-2, "rtol": 1.6e-2},
+    torch.float64: {"atol": 1e-12, "rtol": 1e-12},
 }
 
 # Against a for-loop reference that rounds after every operation.
@@ -134,6 +135,23 @@ def test_adagrad(lr_decay, initial, weight_decay, maximize, dtype, no_fallback):
         maximize=maximize,
         fused=True,
     )
+
+
+@pytest.mark.parametrize(
+    "opt_cls,kw",
+    [
+        (torch.optim.Adam, {"amsgrad": True, "weight_decay": 0.1}),
+        (torch.optim.AdamW, {"maximize": True, "weight_decay": 0.1}),
+        (torch.optim.SGD, {"momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+        (torch.optim.Adagrad, {"lr_decay": 0.01, "weight_decay": 0.1}),
+    ],
+    ids=["Adam", "AdamW", "SGD", "Adagrad"],
+)
+def test_float64(opt_cls, kw, no_fallback):  # noqa: F811
+    """float64 parameters (computed in double, element by element) where the device has it."""
+    if not torch.axon.get_device_properties(0).has_fp64:
+        pytest.skip("the device lacks cl_khr_fp64: float64 tensors cannot exist on it")
+    check(opt_cls, torch.float64, lr=0.01, fused=True, **kw)
 
 
 # A tensor learning rate: on the CPU (read on the host, as PyTorch's CUDA kernels do) or on the
