@@ -10,10 +10,9 @@
  * the slots in order, ceil(units / block) groups each, block = items * the group size. A group
  * finds its slot and the slot's buffers once, then each work-item updates `items` units
  * (FO_UNIT: the launcher chooses the walk and its sizes per device class); a partial last
- * vector goes element by element. Scalars
- * that depend on a slot's step count (Adam's bias corrections, Adagrad's decayed rate) are
- * computed once per group by its first work-item, in double where the device has it, and
- * shared through local memory.
+ * vector goes element by element. Scalars that depend on a slot's step count (Adam's bias
+ * corrections, Adagrad's decayed rate) are computed once per group by its first work-item, in
+ * double where the device has it, and shared through local memory.
  *
  * The per-element math follows PyTorch's kernels (aten/src/ATen/native/cpu/Fused*Kernel.cpp and
  * the CUDA ones): in CT (float for float16 / bfloat16 / float32, double for float64), each value
