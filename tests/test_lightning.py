@@ -98,6 +98,15 @@ def test_accelerator_is_registered_by_name():
     assert "axon" in pytorch_lightning.accelerators.AcceleratorRegistry
 
 
+def test_registration_fails_soft():
+    """A Lightning whose internals are not the ones this integration knows gets a warning, not an
+    error (here: a package that does not exist)."""
+    from torch_axon.integrations import lightning as integration
+
+    with pytest.warns(RuntimeWarning, match="could not register accelerator 'axon'"):
+        assert integration.register("lightning.no_such_package") is False
+
+
 def test_auto_chooses_axon(tmp_path):
     """accelerator="auto" takes axon where torch.accelerator names it, as it takes CUDA."""
     assert torch.accelerator.current_accelerator().type == "axon"
