@@ -25,7 +25,9 @@ SUBSET = [
 
 
 # One small architecture of each family added later: images, audio (a classifier, a CTC head, a
-# speech encoder-decoder that generates), images inside text, torchvision and timm.
+# speech encoder-decoder that generates), images inside text, torchvision and timm; diffusers'
+# text-conditioned UNet (Stable Diffusion's) and a diffusion transformer with joint attention and
+# rotary positions (Flux's).
 NEW_FAMILIES = [
     ("image-classification", "vit"),
     ("audio-classification", "whisper"),
@@ -34,6 +36,8 @@ NEW_FAMILIES = [
     ("image-text-to-text", "llava"),
     ("torchvision", "resnet18"),
     ("timm", "resnet10t"),
+    ("diffusers", "UNet2DConditionModel"),
+    ("diffusers", "FluxTransformer2DModel"),
 ]
 
 # The CTC loss's backward has no axon kernel yet (README, "Not yet"): its fallback is expected.
@@ -41,6 +45,8 @@ EXPECTED_FALLBACKS = {"ctc": {"aten::_ctc_loss_backward"}}
 
 
 def _needs_model_zoo(family: str) -> None:
+    if family == "diffusers":
+        pytest.importorskip("diffusers", reason="the diffusers family needs diffusers")
     if family in ("torchvision", "timm"):
         model_zoo.activate()
         pytest.importorskip(family, reason=f"{family} is installed by `make model-zoo` (.model-zoo)")

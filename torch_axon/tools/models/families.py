@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import hf, timm_models, torchvision_models
+from . import diffusers_models, hf, timm_models, torchvision_models
 from .compare import run_case
 
 
@@ -36,6 +36,7 @@ FAMILIES: dict[str, Source] = {
     **{family: _hf(family) for family in hf.FAMILIES},
     "torchvision": _module("torchvision", torchvision_models),
     "timm": _module("timm", timm_models),
+    "diffusers": _module("diffusers", diffusers_models),
 }
 
 

@@ -1,0 +1,640 @@
+"""The diffusers family: tiny random-weight configurations of diffusers' model classes (UNets,
+diffusion transformers, autoencoders, ControlNets), each built from its constructor alone (no
+download) and driven with the inputs its pipelines give it: noisy latents, timesteps, text
+embeddings, class labels or added conditions, as the model needs.
+
+Compared: every tensor of the model's output (``.sample``, the noise or velocity prediction, or
+an autoencoder's reconstruction; a ControlNet's residuals). One training step: the sum over those
+tensors of the mean of squares.
+
+An architecture is named after its class; a suffix names a second configuration of the same
+class (``UNet2DConditionModel-sdxl``: the added text and time conditions of SDXL). Classes left
+out, and why, are listed in LEFT_OUT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from .compare import Case, Outputs
+
+BATCH = 2
+TEXT = 6  # tokens of the stand-in text encoder's output
+
+Built = tuple[torch.nn.Module, dict]  # the model (random weights) and its forward's keyword arguments
+
+
+def _randn(g: torch.Generator, *shape: int) -> torch.Tensor:
+    return torch.randn(shape, generator=g)
+
+
+def _steps(g: torch.Generator, high: float = 1000.0) -> torch.Tensor:
+    """A timestep per sample, as the schedulers give them (floats in [0, high))."""
+    return torch.rand(BATCH, generator=g) * high
+
+
+# --- UNets ----------------------------------------------------------------------------------
+
+
+def _unet_2d(g: torch.Generator) -> Built:
+    from diffusers import UNet2DModel
+
+    model = UNet2DModel(
+        sample_size=16,
+        block_out_channels=(32, 64),
+        layers_per_block=1,
+        down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+        up_block_types=("AttnUpBlock2D", "UpBlock2D"),
+        norm_num_groups=8,
+        attention_head_dim=8,
+    )
+    return model, {"sample": _randn(g, BATCH, 3, 16, 16), "timestep": _steps(g)}
+
+
+def _unet_2d_class(g: torch.Generator) -> Built:
+    """Class-conditional (``class_embed_type=None`` with ``num_class_embeds``), as in DDPM on CIFAR."""
+    from diffusers import UNet2DModel
+
+    model = UNet2DModel(
+        sample_size=16,
+        block_out_channels=(32, 64),
+        layers_per_block=1,
+        down_block_types=("ResnetDownsampleBlock2D", "AttnDownBlock2D"),
+        up_block_types=("AttnUpBlock2D", "ResnetUpsampleBlock2D"),
+        norm_num_groups=8,
+        attention_head_dim=8,
+        num_class_embeds=10,
+        resnet_time_scale_shift="scale_shift",
+    )
+    labels = torch.randint(0, 10, (BATCH,), generator=g)
+    return model, {"sample": _randn(g, BATCH, 3, 16, 16), "timestep": _steps(g), "class_labels": labels}
+
+
+_CROSS = 32  # width of the stand-in text embeddings
+
+
+def _unet_condition_kwargs() -> dict:
+    return {
+        "sample_size": 16,
+        "block_out_channels": (32, 64),
+        "layers_per_block": 1,
+        "down_block_types": ("CrossAttnDownBlock2D", "DownBlock2D"),
+        "up_block_types": ("UpBlock2D", "CrossAttnUpBlock2D"),
+        "cross_attention_dim": _CROSS,
+        "attention_head_dim": 8,
+        "norm_num_groups": 8,
+    }
+
+
+def _unet_2d_condition(g: torch.Generator) -> Built:
+    from diffusers import UNet2DConditionModel
+
+    model = UNet2DConditionModel(**_unet_condition_kwargs())
+    inputs = {"sample": _randn(g, BATCH, 4, 16, 16), "timestep": _steps(g)}
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _unet_2d_condition_sdxl(g: torch.Generator) -> Built:
+    """SDXL's conditioning: pooled text embeddings and six size/crop numbers, a linear
+    projection in every transformer block, two transformer layers in the second block."""
+    from diffusers import UNet2DConditionModel
+
+    kwargs = _unet_condition_kwargs()
+    kwargs.update(
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+        transformer_layers_per_block=(1, 2),
+        use_linear_projection=True,
+        addition_embed_type="text_time",
+        addition_time_embed_dim=8,
+        projection_class_embeddings_input_dim=_CROSS + 6 * 8,
+        attention_head_dim=(4, 8),
+    )
+    model = UNet2DConditionModel(**kwargs)
+    added = {"text_embeds": _randn(g, BATCH, _CROSS), "time_ids": torch.rand(BATCH, 6, generator=g) * 64}
+    inputs = {"sample": _randn(g, BATCH, 4, 16, 16), "timestep": _steps(g)}
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS), "added_cond_kwargs": added}
+
+
+def _unet_1d(g: torch.Generator) -> Built:
+    """Dance Diffusion's layout (its defaults are already small), on 256 audio samples."""
+    from diffusers import UNet1DModel
+
+    # extra_in_channels: the Fourier time embedding is concatenated to the input channels. (Its
+    # attention has a head per 32 channels: no narrower.)
+    model = UNet1DModel(sample_size=256, time_embedding_dim=16, extra_in_channels=16)
+    return model, {"sample": _randn(g, BATCH, 2, 256), "timestep": _steps(g, 1.0)}
+
+
+def _unet_3d_condition(g: torch.Generator) -> Built:
+    from diffusers import UNet3DConditionModel
+
+    model = UNet3DConditionModel(
+        sample_size=8,
+        block_out_channels=(32, 64),
+        layers_per_block=1,
+        down_block_types=("CrossAttnDownBlock3D", "DownBlock3D"),
+        up_block_types=("UpBlock3D", "CrossAttnUpBlock3D"),
+        cross_attention_dim=_CROSS,
+        attention_head_dim=8,
+        norm_num_groups=8,
+    )
+    inputs = {"sample": _randn(g, BATCH, 4, 3, 8, 8), "timestep": _steps(g)}  # (batch, channels, frames, h, w)
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _controlnet(g: torch.Generator) -> Built:
+    from diffusers import ControlNetModel
+
+    kwargs = _unet_condition_kwargs()
+    del kwargs["up_block_types"], kwargs["sample_size"]
+    model = ControlNetModel(**kwargs, conditioning_embedding_out_channels=(8, 16))
+    inputs = {"sample": _randn(g, BATCH, 4, 16, 16), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    inputs["controlnet_cond"] = torch.rand(BATCH, 3, 32, 32, generator=g)  # an image twice the latents' side
+    return model, inputs
+
+
+# --- diffusion transformers -------------------------------------------------------------------
+
+
+def _transformer_2d(g: torch.Generator) -> Built:
+    """The continuous-input transformer of Stable Diffusion's UNet blocks, on its own."""
+    from diffusers import Transformer2DModel
+
+    model = Transformer2DModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=32, num_layers=2, norm_num_groups=8,
+        cross_attention_dim=_CROSS,
+    )  # fmt: skip
+    return model, {"hidden_states": _randn(g, BATCH, 32, 8, 8), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _dit(g: torch.Generator) -> Built:
+    from diffusers import DiTTransformer2DModel
+
+    model = DiTTransformer2DModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=8, num_layers=2, sample_size=8,
+        num_embeds_ada_norm=10,
+    )  # fmt: skip
+    labels = torch.randint(0, 10, (BATCH,), generator=g)
+    return model, {"hidden_states": _randn(g, BATCH, 4, 8, 8), "timestep": _steps(g).long(), "class_labels": labels}
+
+
+def _pixart(g: torch.Generator) -> Built:
+    from diffusers import PixArtTransformer2DModel
+
+    model = PixArtTransformer2DModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=8, num_layers=2, sample_size=8,
+        cross_attention_dim=16, caption_channels=_CROSS,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "timestep": _steps(g), "added_cond_kwargs": {"resolution": None, "aspect_ratio": None}}
+
+
+def _sd3(g: torch.Generator) -> Built:
+    from diffusers import SD3Transformer2DModel
+
+    model = SD3Transformer2DModel(
+        sample_size=8, patch_size=2, in_channels=4, num_layers=2, attention_head_dim=8, num_attention_heads=2,
+        joint_attention_dim=_CROSS, caption_projection_dim=16, pooled_projection_dim=16, out_channels=4,
+        pos_embed_max_size=16, dual_attention_layers=(0,), qk_norm="rms_norm",
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "pooled_projections": _randn(g, BATCH, 16), "timestep": _steps(g)}
+
+
+def _image_ids(height: int, width: int) -> torch.Tensor:
+    """Flux's positions of the packed latents: (0, row, column) per token."""
+    rows, cols = torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij")
+    return torch.stack([torch.zeros_like(rows), rows, cols], dim=-1).reshape(-1, 3).float()
+
+
+def _flux(g: torch.Generator) -> Built:
+    from diffusers import FluxTransformer2DModel
+
+    model = FluxTransformer2DModel(
+        in_channels=16, num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=_CROSS, pooled_projection_dim=16, guidance_embeds=True, axes_dims_rope=(4, 4, 8),
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 16, 16), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    inputs.update(pooled_projections=_randn(g, BATCH, 16), timestep=_steps(g, 1.0), guidance=torch.full((BATCH,), 3.5))
+    return model, {**inputs, "img_ids": _image_ids(4, 4), "txt_ids": torch.zeros(TEXT, 3)}
+
+
+def _chroma(g: torch.Generator) -> Built:
+    from diffusers import ChromaTransformer2DModel
+
+    model = ChromaTransformer2DModel(
+        in_channels=16, num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=_CROSS, axes_dims_rope=(4, 4, 8), approximator_num_channels=8,
+        approximator_hidden_dim=32, approximator_layers=1,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 16, 16), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "timestep": _steps(g, 1.0), "img_ids": _image_ids(4, 4), "txt_ids": torch.zeros(TEXT, 3)}
+
+
+def _auraflow(g: torch.Generator) -> Built:
+    from diffusers import AuraFlowTransformer2DModel
+
+    model = AuraFlowTransformer2DModel(
+        sample_size=8, patch_size=2, in_channels=4, num_mmdit_layers=1, num_single_dit_layers=1,
+        attention_head_dim=8, num_attention_heads=2, joint_attention_dim=_CROSS, caption_projection_dim=16,
+        out_channels=4, pos_embed_max_size=64,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "timestep": _steps(g)}
+
+
+def _sana(g: torch.Generator) -> Built:
+    from diffusers import SanaTransformer2DModel
+
+    model = SanaTransformer2DModel(
+        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=8, num_layers=2,
+        num_cross_attention_heads=2, cross_attention_head_dim=8, cross_attention_dim=16, caption_channels=_CROSS,
+        sample_size=8,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "timestep": _steps(g)}
+
+
+def _hunyuan_dit(g: torch.Generator) -> Built:
+    from diffusers import HunyuanDiT2DModel
+
+    model = HunyuanDiT2DModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, patch_size=2, sample_size=8, hidden_size=16,
+        num_layers=2, cross_attention_dim=_CROSS, cross_attention_dim_t5=_CROSS, pooled_projection_dim=16,
+        text_len=TEXT, text_len_t5=TEXT,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    inputs["text_embedding_mask"] = torch.ones(BATCH, TEXT, dtype=torch.long)
+    inputs["encoder_hidden_states_t5"] = _randn(g, BATCH, TEXT, _CROSS)
+    inputs["text_embedding_mask_t5"] = torch.ones(BATCH, TEXT, dtype=torch.long)
+    inputs["image_meta_size"] = torch.tensor([[64, 64, 64, 64, 0, 0]] * BATCH, dtype=torch.float)
+    inputs["style"] = torch.zeros(BATCH, dtype=torch.long)
+    # Rotary embeddings for an 4 x 4 grid of patches (the pipeline computes them beforehand).
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed
+
+    inputs["image_rotary_emb"] = get_2d_rotary_pos_embed(8, ((0, 0), (4, 4)), (4, 4))
+    return model, inputs
+
+
+def _lumina2(g: torch.Generator) -> Built:
+    from diffusers import Lumina2Transformer2DModel
+
+    model = Lumina2Transformer2DModel(
+        sample_size=8, patch_size=2, in_channels=4, hidden_size=32, num_layers=2, num_refiner_layers=1,
+        num_attention_heads=2, num_kv_heads=1, multiple_of=16, axes_dim_rope=(4, 6, 6), axes_lens=(32, 32, 32),
+        cap_feat_dim=_CROSS,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "timestep": _steps(g, 1.0)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    inputs["encoder_attention_mask"] = torch.ones(BATCH, TEXT, dtype=torch.bool)
+    return model, inputs
+
+
+def _prior(g: torch.Generator) -> Built:
+    """unCLIP's prior: a CLIP image embedding from a text embedding."""
+    from diffusers import PriorTransformer
+
+    model = PriorTransformer(num_attention_heads=2, attention_head_dim=8, num_layers=2, embedding_dim=16,
+                             num_embeddings=TEXT)  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 16), "timestep": _steps(g), "proj_embedding": _randn(g, BATCH, 16)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, 16)
+    inputs["attention_mask"] = torch.ones(BATCH, TEXT, dtype=torch.bool)
+    return model, inputs
+
+
+def _uvit(g: torch.Generator) -> Built:
+    """aMUSEd's masked-token transformer: logits over the VQ codebook per latent position."""
+    from diffusers import UVit2DModel
+
+    model = UVit2DModel(
+        hidden_size=32, cond_embed_dim=_CROSS, micro_cond_encode_dim=4, micro_cond_embed_dim=5 * 4,
+        encoder_hidden_size=_CROSS, vocab_size=33, codebook_size=32, in_channels=16, block_out_channels=16,
+        num_res_blocks=1, block_num_heads=2, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        sample_size=4,
+    )  # fmt: skip
+    inputs = {"input_ids": torch.randint(0, 33, (BATCH, 4, 4), generator=g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    inputs["pooled_text_emb"] = _randn(g, BATCH, _CROSS)
+    inputs["micro_conds"] = torch.tensor([[64.0, 64.0, 0.0, 0.0, 6.0]] * BATCH)
+    return model, inputs
+
+
+def _stable_audio(g: torch.Generator) -> Built:
+    from diffusers import StableAudioDiTModel
+
+    model = StableAudioDiTModel(
+        sample_size=16, in_channels=4, num_layers=2, attention_head_dim=8, num_attention_heads=2,
+        num_key_value_attention_heads=1, out_channels=4, cross_attention_dim=16, time_proj_dim=16,
+        global_states_input_dim=16, cross_attention_input_dim=_CROSS,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 16), "timestep": _steps(g, 1.0)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    inputs["global_hidden_states"] = _randn(g, BATCH, 1, 16)
+    from diffusers.models.embeddings import get_1d_rotary_pos_embed
+
+    # rotary embedding over half of each head, for the latents and the global token (the pipeline's)
+    inputs["rotary_embedding"] = get_1d_rotary_pos_embed(4, 16 + 1, use_real=True, repeat_interleave_real=False)
+    return model, inputs
+
+
+def _latte(g: torch.Generator) -> Built:
+    from diffusers import LatteTransformer3DModel
+
+    model = LatteTransformer3DModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=8, num_layers=1,
+        cross_attention_dim=16, sample_size=8, patch_size=2, num_embeds_ada_norm=1000, norm_type="ada_norm_single",
+        caption_channels=_CROSS, video_length=2,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 2, 8, 8), "timestep": _steps(g)}
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _cogvideox(g: torch.Generator) -> Built:
+    from diffusers import CogVideoXTransformer3DModel
+
+    model = CogVideoXTransformer3DModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=4, time_embed_dim=8,
+        text_embed_dim=_CROSS, num_layers=1, sample_width=8, sample_height=8, sample_frames=9, patch_size=2,
+        temporal_compression_ratio=4, max_text_seq_length=TEXT,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 3, 4, 8, 8), "timestep": _steps(g).long()}  # (b, frames, c, h, w)
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _wan(g: torch.Generator) -> Built:
+    from diffusers import WanTransformer3DModel
+
+    model = WanTransformer3DModel(
+        patch_size=(1, 2, 2), num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4,
+        text_dim=_CROSS, freq_dim=16, ffn_dim=32, num_layers=2, rope_max_seq_len=32,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 2, 8, 8), "timestep": _steps(g)}
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _ltx_video(g: torch.Generator) -> Built:
+    from diffusers import LTXVideoTransformer3DModel
+
+    model = LTXVideoTransformer3DModel(
+        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=8, cross_attention_dim=16,
+        num_layers=1, caption_channels=_CROSS,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 2 * 4 * 4, 4), "timestep": _steps(g)}  # packed: frames x h x w tokens
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    inputs["encoder_attention_mask"] = torch.ones(BATCH, TEXT)
+    return model, {**inputs, "num_frames": 2, "height": 4, "width": 4}
+
+
+def _mochi(g: torch.Generator) -> Built:
+    from diffusers import MochiTransformer3DModel
+
+    model = MochiTransformer3DModel(
+        patch_size=2, num_attention_heads=2, attention_head_dim=8, num_layers=1, pooled_projection_dim=16,
+        in_channels=4, text_embed_dim=_CROSS, time_embed_dim=4, max_sequence_length=TEXT,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 2, 8, 8), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    return model, {**inputs, "encoder_attention_mask": torch.ones(BATCH, TEXT, dtype=torch.bool)}
+
+
+def _hunyuan_video(g: torch.Generator) -> Built:
+    from diffusers import HunyuanVideoTransformer3DModel
+
+    model = HunyuanVideoTransformer3DModel(
+        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=10, num_layers=1,
+        num_single_layers=1, num_refiner_layers=1, patch_size=1, text_embed_dim=16, pooled_projection_dim=8,
+        rope_axes_dim=(2, 4, 4),
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 1, 4, 4), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, 16)
+    inputs["encoder_attention_mask"] = torch.ones(BATCH, TEXT)
+    inputs["pooled_projections"] = _randn(g, BATCH, 8)
+    return model, {**inputs, "guidance": torch.full((BATCH,), 3500.0)}
+
+
+def _qwen_image(g: torch.Generator) -> Built:
+    from diffusers import QwenImageTransformer2DModel
+
+    model = QwenImageTransformer2DModel(
+        patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=16, axes_dims_rope=(8, 4, 4),
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 16, 16), "timestep": _steps(g, 1.0)}  # packed 4 x 4 tokens
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, 16)
+    inputs["encoder_hidden_states_mask"] = torch.ones(BATCH, TEXT, dtype=torch.long)
+    return model, {**inputs, "img_shapes": [[(1, 4, 4)]] * BATCH}
+
+
+def _cogview4(g: torch.Generator) -> Built:
+    from diffusers import CogView4Transformer2DModel
+
+    model = CogView4Transformer2DModel(
+        patch_size=2, in_channels=4, out_channels=4, num_layers=1, attention_head_dim=8, num_attention_heads=2,
+        text_embed_dim=_CROSS, time_embed_dim=8, condition_dim=4, rope_axes_dim=(32, 32),
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    sizes = torch.tensor([[64.0, 64.0]] * BATCH)
+    return model, {**inputs, "original_size": sizes, "target_size": sizes, "crop_coords": torch.zeros(BATCH, 2)}
+
+
+# --- autoencoders -----------------------------------------------------------------------------
+
+
+def _image(g: torch.Generator, side: int = 32) -> dict:
+    return {"sample": torch.rand(BATCH, 3, side, side, generator=g) * 2 - 1}
+
+
+def _autoencoder_kl(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderKL
+
+    model = AutoencoderKL(
+        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
+        block_out_channels=(16, 32), latent_channels=4, norm_num_groups=8,
+    )  # fmt: skip
+    return model, _image(g)  # sample_posterior=False: the posterior's mode, nothing drawn
+
+
+def _asymmetric_autoencoder_kl(g: torch.Generator) -> Built:
+    from diffusers import AsymmetricAutoencoderKL
+
+    model = AsymmetricAutoencoderKL(
+        down_block_types=("DownEncoderBlock2D",) * 2, down_block_out_channels=(16, 32),
+        up_block_types=("UpDecoderBlock2D",) * 2, up_block_out_channels=(16, 32), layers_per_up_block=1,
+        latent_channels=4, norm_num_groups=8,
+    )  # fmt: skip
+    return model, _image(g)
+
+
+def _vq(g: torch.Generator) -> Built:
+    from diffusers import VQModel
+
+    model = VQModel(
+        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
+        block_out_channels=(16, 32), latent_channels=3, num_vq_embeddings=32, norm_num_groups=8,
+    )  # fmt: skip
+    return model, _image(g)
+
+
+def _autoencoder_dc(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderDC
+
+    model = AutoencoderDC(
+        latent_channels=4, attention_head_dim=4, encoder_block_types=("ResBlock", "EfficientViTBlock"),
+        decoder_block_types=("ResBlock", "EfficientViTBlock"), encoder_block_out_channels=(8, 16),
+        decoder_block_out_channels=(8, 16), encoder_layers_per_block=(1, 1), decoder_layers_per_block=(1, 1),
+        encoder_qkv_multiscales=((), (5,)), decoder_qkv_multiscales=((), (5,)), decoder_norm_types="rms_norm",
+        decoder_act_fns="silu",
+    )  # fmt: skip
+    return model, _image(g)
+
+
+def _oobleck(g: torch.Generator) -> Built:
+    """Stable Audio's waveform autoencoder."""
+    from diffusers import AutoencoderOobleck
+
+    model = AutoencoderOobleck(
+        encoder_hidden_size=8, downsampling_ratios=[2, 4], channel_multiples=[1, 2], decoder_channels=8,
+        decoder_input_channels=4, audio_channels=2,
+    )  # fmt: skip
+    _parametrized_weight_norm(model)
+    return model, {"sample": torch.rand(BATCH, 2, 256, generator=g) * 2 - 1}
+
+
+def _parametrized_weight_norm(model: torch.nn.Module) -> None:
+    """The deprecated ``torch.nn.utils.weight_norm`` (Oobleck's) keeps its weight as a computed,
+    non-leaf tensor, which ``copy.deepcopy`` refuses and the comparison copies models: the same
+    normalisation (``g * v / |v|`` over the same dimension) as a parametrization instead."""
+    from torch.nn.utils import parametrizations, remove_weight_norm
+    from torch.nn.utils.weight_norm import WeightNorm
+
+    for module in model.modules():
+        for hook in list(module._forward_pre_hooks.values()):
+            if isinstance(hook, WeightNorm):
+                g, v = getattr(module, hook.name + "_g").detach(), getattr(module, hook.name + "_v").detach()
+                remove_weight_norm(module, hook.name)
+                parametrizations.weight_norm(module, hook.name, dim=hook.dim)
+                with torch.no_grad():  # the same g and v (removing folded them into the weight)
+                    module.parametrizations[hook.name].original0.copy_(g)
+                    module.parametrizations[hook.name].original1.copy_(v)
+
+
+def _temporal_decoder(g: torch.Generator) -> Built:
+    """Stable Video Diffusion's autoencoder: a decoder with temporal layers, here on 2 frames."""
+    from diffusers import AutoencoderKLTemporalDecoder
+
+    # widths of 32 and 64: its decoder's group norms have 32 groups whatever the widths
+    model = AutoencoderKLTemporalDecoder(
+        down_block_types=("DownEncoderBlock2D",) * 2, block_out_channels=(32, 64), latent_channels=4,
+    )  # fmt: skip
+    return model, {**_image(g), "num_frames": BATCH}
+
+
+def _autoencoder_tiny(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderTiny
+
+    model = AutoencoderTiny(
+        encoder_block_out_channels=(16, 16), decoder_block_out_channels=(16, 16), num_encoder_blocks=(1, 1),
+        num_decoder_blocks=(1, 1),
+    )  # fmt: skip
+    # Its forward rounds the latents to bytes between encoder and decoder (no gradient to the
+    # encoder, and a latent at a rounding boundary goes either way): compared without it.
+    return model, {**_image(g), "forward": lambda m, sample: m.decode(m.encode(sample).latents)}
+
+
+# Architecture -> its builder. Most classes have one configuration; a second is named by a suffix.
+MODELS: dict[str, Callable[[torch.Generator], Built]] = {
+    "UNet2DModel": _unet_2d,
+    "UNet2DModel-class": _unet_2d_class,
+    "UNet2DConditionModel": _unet_2d_condition,
+    "UNet2DConditionModel-sdxl": _unet_2d_condition_sdxl,
+    "UNet1DModel": _unet_1d,
+    "UNet3DConditionModel": _unet_3d_condition,
+    "ControlNetModel": _controlnet,
+    "Transformer2DModel": _transformer_2d,
+    "DiTTransformer2DModel": _dit,
+    "PixArtTransformer2DModel": _pixart,
+    "SD3Transformer2DModel": _sd3,
+    "FluxTransformer2DModel": _flux,
+    "ChromaTransformer2DModel": _chroma,
+    "AuraFlowTransformer2DModel": _auraflow,
+    "SanaTransformer2DModel": _sana,
+    "HunyuanDiT2DModel": _hunyuan_dit,
+    "Lumina2Transformer2DModel": _lumina2,
+    "PriorTransformer": _prior,
+    "UVit2DModel": _uvit,
+    "StableAudioDiTModel": _stable_audio,
+    "LatteTransformer3DModel": _latte,
+    "CogVideoXTransformer3DModel": _cogvideox,
+    "WanTransformer3DModel": _wan,
+    "LTXVideoTransformer3DModel": _ltx_video,
+    "MochiTransformer3DModel": _mochi,
+    "HunyuanVideoTransformer3DModel": _hunyuan_video,
+    "QwenImageTransformer2DModel": _qwen_image,
+    "CogView4Transformer2DModel": _cogview4,
+    "AutoencoderKL": _autoencoder_kl,
+    "AsymmetricAutoencoderKL": _asymmetric_autoencoder_kl,
+    "AutoencoderKLTemporalDecoder": _temporal_decoder,
+    "VQModel": _vq,
+    "AutoencoderDC": _autoencoder_dc,
+    "AutoencoderOobleck": _oobleck,
+    "AutoencoderTiny": _autoencoder_tiny,
+}
+
+# Model classes of diffusers 0.42.1 not in MODELS, and why.
+LEFT_OUT = {
+    "wrappers of other models": "Multi*ControlNetModel, MultiAdapter, ModelMixin: no model of their own",
+    "not yet configured": "the remaining video/image transformers and video autoencoders (Wan/Hunyuan/LTX/"
+    "Cosmos/Kandinsky/... variants), adapters (T2IAdapter, MotionAdapter, ControlNetXS), and the "
+    "audio/protein models: each needs its own tiny configuration and inputs; not written yet",
+}
+
+
+def architectures() -> list[str]:
+    import diffusers
+
+    return sorted(name for name in MODELS if hasattr(diffusers, name.split("-")[0]))
+
+
+def case(name: str) -> Case:
+    g = torch.Generator().manual_seed(1)
+    model, inputs = MODELS[name](g)
+    return Case(model.eval(), inputs, _outputs, _mean_square)
+
+
+def _tensors(out) -> Outputs:
+    """Every tensor of a model's output, by field name (a tuple's entries numbered)."""
+    if isinstance(out, torch.Tensor):
+        return {"sample": out}
+    if not isinstance(out, dict):  # a tuple (return_dict ignored) or another output type
+        out = {"sample": out[0]} if isinstance(out, (tuple, list)) and len(out) == 1 else {"output": out}
+    found: Outputs = {}
+    for key, value in out.items():
+        if isinstance(value, torch.Tensor):
+            found[key] = value
+        elif isinstance(value, (tuple, list)):
+            found.update({f"{key}.{i}": v for i, v in enumerate(value) if isinstance(v, torch.Tensor)})
+        elif hasattr(value, "sample") and isinstance(value.sample, torch.Tensor):  # a distribution's
+            found[key] = value.sample
+    return found
+
+
+def _call(model, inputs):
+    """The model's forward on its keyword arguments, or the builder's own ``forward`` instead."""
+    forward = inputs.get("forward")
+    kwargs = {k: v for k, v in inputs.items() if k != "forward"}
+    return forward(model, **kwargs) if forward else model(**kwargs)
+
+
+def _outputs(model, inputs) -> Outputs:
+    with torch.no_grad():
+        return _tensors(_call(model, inputs))
+
+
+def _mean_square(model, inputs) -> torch.Tensor:
+    return sum(t.float().square().mean() for t in _tensors(_call(model, inputs)).values() if t.is_floating_point())
