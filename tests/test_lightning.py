@@ -3,7 +3,7 @@
 Every run is compared with the same Lightning run on the CPU: trained parameters (float32
 tolerance), a checkpoint saved, loaded back and resumed, bf16 and fp16 mixed precision autocasting
 on axon, DDP over two ranks launched as Lightning launches them (its script launcher re-runs the
-script for rank 1), and Fabric. About 90 s in all on two cores, most of it the DDP runs.
+script for rank 1), and Fabric. 45 to 75 s in all on two cores, most of it the DDP runs.
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ torchrun, and torch.compile. The losses must agree within float32 tolerance. Gra
 compared more loosely: the CPU's float32 ``norm`` of the 524,288-element output-layer gradient
 is 7.6e-5 away from float64 (axon's is within 1e-7), and torchtitan clips by that norm.
 
-Slow: about 5 minutes on two cores (single device 35 s + 35 s, FSDP2 40 s + 20 s, compile
-55 s + 75 s, import checks 10 s).
+Slow: 2.5 to 4.5 minutes on two cores (one device 45-70 s, FSDP2 45-75 s, compile 55-105 s,
+the rest 10 s; each figure is the axon run and its CPU reference together).
 """
 
 from __future__ import annotations
