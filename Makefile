@@ -1,6 +1,7 @@
 # Axon's top-level commands. On a fresh Debian machine:
 #   make demo    installs everything, builds Axon and trains the demo model on the axon device
 #   make test    the same set-up, then the runtime's C tests (plain and sanitized) and pytest
+#                (all but the tests marked slow: make test-slow runs those)
 # Both are safe to re-run: set-up only installs what is missing.
 
 PYTHON ?= python3
@@ -8,8 +9,11 @@ DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclb
 	libopenblas-dev ccache make gcc g++
 # expecttest: PyTorch's OpInfo database (the conformance sweep) imports it. transformers: the
 # Hugging Face model tests and the benchmark's BERT / Llama workloads; matplotlib: its charts;
-# torchao: the float8 training test (it declares no dependencies, so torch stays).
-PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.24.0 matplotlib torchao==0.18.0
+# torchao: the float8 training test (it declares no dependencies, so torch stays). accelerate,
+# peft, diffusers, lightning, torchtitan: the training libraries Axon is tested with
+# (docs/ecosystem.md); safetensors comes with transformers.
+PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.24.0 matplotlib torchao==0.18.0 \
+	accelerate==1.15.0 peft==0.21.2 diffusers==0.42.1 lightning==2.6.6 torchtitan==0.3.0
 # torchvision and timm for the model sweep's torchvision and timm families, in a folder of their
 # own that only the sweep puts on its path: the index's torchvision 0.28.0 is a CUDA build whose
 # C++ operators do not load with the CPU torch, and installed alongside transformers it stops
@@ -23,7 +27,7 @@ BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
 .PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models \
-	modules accuracy
+	modules accuracy wheel-check test-slow
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
 # --out and their raw results and resume checkpoints (JSON, JSON lines) to --data. The repository
@@ -42,7 +46,7 @@ deps:
 		$(if $(filter 0,$(shell id -u)),,sudo) apt-get update -qq && \
 		$(if $(filter 0,$(shell id -u)),,sudo) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	fi
-	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest, transformers, matplotlib, torchao; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
+	@$(PYTHON) -c "import torch, pytest, ninja, numpy, scipy, expecttest, transformers, matplotlib, torchao, accelerate, peft, diffusers, lightning, torchtitan; assert torch.__version__.startswith('2.13.0')" 2>/dev/null || \
 		$(PYTHON) -m pip install -q $(PY_PACKAGES)
 	@$(MAKE) --no-print-directory model-zoo
 
@@ -65,7 +69,12 @@ sanitize:
 	$(MAKE) -C runtime sanitize
 
 test-python:
-	$(PYTHON) -m pytest tests -q
+	$(PYTHON) -m pytest tests -q -m "not slow"
+
+# The slow tests: torchrun of a Hugging Face Trainer script, torchtitan with FSDP2 and compiled
+# (about 4 minutes on two cores).
+test-slow: setup
+	$(PYTHON) -m pytest tests -q -m slow
 
 # The OpInfo conformance sweep (resumable from build/reports/op-coverage.jsonl; rewrites the
 # generated part of docs/op-coverage.md and build/reports/op-coverage.json).
@@ -98,6 +107,10 @@ bench: setup
 # The error of Axon's vector-form math against float64 (rewrites docs/vector-math.md).
 accuracy: setup
 	$(PYTHON) -m torch_axon.tools.bench.accuracy --out $(REPORTS) $(ACCURACY_ARGS)
+
+# Builds the wheel and checks it in a fresh virtual environment (scripts/check_wheel.sh).
+wheel-check: deps
+	bash scripts/check_wheel.sh
 
 # Compiles the kernels of the common first workloads ahead of time (optional: kernels are built
 # at their first launch anyway) and prints the cache folder and its size.

@@ -55,5 +55,7 @@ setup(
         "torch_dynamo_backends": ["axon = torch_axon.inductor.backend:axon"],
         "console_scripts": ["axon-smi = torch_axon.smi.cli:main"],
     },
+    # The glue is built against this torch's C++ ABI: no other release can load it.
+    install_requires=["torch==2.13.0"],
     python_requires=">=3.10",
 )

@@ -6,8 +6,9 @@ torchrun, and torch.compile. The losses must agree within float32 tolerance. Gra
 compared more loosely: the CPU's float32 ``norm`` of the 524,288-element output-layer gradient
 is 7.6e-5 away from float64 (axon's is within 1e-7), and torchtitan clips by that norm.
 
-Slow: 2.5 to 4.5 minutes on two cores (one device 45-70 s, FSDP2 45-75 s, compile 55-105 s,
-the rest 10 s; each figure is the axon run and its CPU reference together).
+The FSDP2 and compiled runs are marked ``slow`` (``make test-slow``). In all, 2.5 to 4.5
+minutes on two cores (one device 45-70 s, FSDP2 45-75 s, compile 55-105 s, the rest 10 s; each
+figure is the axon run and its CPU reference together).
 """
 
 from __future__ import annotations
@@ -145,6 +146,7 @@ def test_single_device_matches_cpu(assets):
     _assert_same_training(cpu, axon)
 
 
+@pytest.mark.slow
 def test_fsdp2_two_ranks_matches_cpu(assets):
     """FSDP2 over the axon c10d backend, both ranks on axon:0 (PoCL shows one device), against
     FSDP2 over Gloo on the CPU. torchtitan's default SPMD backend ("spmd_types") fails on both
@@ -158,6 +160,7 @@ def test_fsdp2_two_ranks_matches_cpu(assets):
         _assert_same_training(cpu[rank], axon[rank])
 
 
+@pytest.mark.slow
 def test_compile_matches_cpu_compiled(assets):
     """``compile.enable``: each transformer block and the loss through torch.compile (Axon's
     Inductor backend), against the same compiled on the CPU (compiled and eager differ by about

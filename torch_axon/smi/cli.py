@@ -178,8 +178,11 @@ def main(argv: list[str] | None = None) -> int:
         if status:
             return status
     r = report()
-    if args.json:
-        print(json.dumps(r, indent=2))
-    else:
-        _print(r)
+    try:
+        if args.json:
+            print(json.dumps(r, indent=2))
+        else:
+            _print(r)
+    except BrokenPipeError:  # axon-smi | head: the reader has what it wanted
+        sys.stderr.close()
     return 0
