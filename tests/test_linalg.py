@@ -13,9 +13,7 @@ pytestmark = [
     pytest.mark.usefixtures("no_fallback"),
     pytest.mark.skipif(
         not (
-            hasattr(torch, "axon")
-            and torch.axon.is_available()
-            and torch.axon.get_device_properties(0).native_kernels
+            hasattr(torch, "axon") and torch.axon.is_available() and torch.axon.get_device_properties(0).native_kernels
         ),
         reason="LAPACK runs natively only on devices with native kernels (elsewhere: CPU fallback)",
     ),
