@@ -536,3 +536,20 @@ def test_repr(allow_fallback):
     assert "True" in str(torch.tensor([True, False], device=DEVICE))
     assert "dtype=torch.float16" in repr(torch.ones(2, dtype=torch.float16, device=DEVICE))
     assert str(t.device) == "axon:0"
+
+
+@pytest.mark.parametrize("value", [1.0, -2.5, float("nan"), 0.0, 0, True, False])
+def test_assert_async_as_the_cpu(value):
+    # torchtitan's rotary embedding asserts on its positions every step: native, no fallback.
+    def outcome(device):
+        t = torch.tensor(value, device=device)
+        results = []
+        for call in (lambda: torch._assert_async(t), lambda: torch._assert_async(t, "positions out of range")):
+            try:
+                call()
+                results.append(None)
+            except RuntimeError as e:
+                results.append(str(e))
+        return results
+
+    assert outcome("axon") == outcome("cpu")

@@ -81,9 +81,9 @@ def _assert_same_training(reference: dict, run: dict) -> None:
     torch.testing.assert_close(actual, expected, rtol=GRAD_NORM_RTOL, atol=0)
 
 
-# torchtitan's rotary embedding checks its positions with torch._assert_async, which has no
-# native axon kernel yet (12 calls a step, each a one-element copy to the host).
-_KNOWN_FALLBACKS = {"aten::_assert_async.msg"}
+# None: torchtitan's rotary embedding checks its positions with torch._assert_async, which is
+# native (csrc/ops/copy.cpp).
+_KNOWN_FALLBACKS: set[str] = set()
 
 
 def test_imports_without_triton():

@@ -356,6 +356,17 @@ at::Scalar local_scalar_dense(const at::Tensor& self) {
   return host.item();
 }
 
+// _assert_async: CUDA checks the element on the device and reports at the next synchronisation.
+// OpenCL has no device-side assert, so the element is read back (a wait for its stream, as
+// .item() is) and checked here, with the CPU's messages.
+void assert_async(const at::Tensor& self) {
+  TORCH_CHECK(at::is_nonzero(self), "Expected Tensor with single nonzero value, but got zero");
+}
+
+void assert_async_msg(const at::Tensor& self, c10::string_view message) {
+  TORCH_CHECK(at::is_nonzero(self), message.empty() ? "Assertion is failed" : std::string(message));
+}
+
 // ---- the counted CPU fallback
 // ---------------------------------------------------------------------
 
@@ -456,6 +467,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
   m.impl("_local_scalar_dense", local_scalar_dense);
+  m.impl("_assert_async", assert_async);
+  m.impl("_assert_async.msg", assert_async_msg);
   m.impl("record_stream", record_stream);
   m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
 }
