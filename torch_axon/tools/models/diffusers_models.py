@@ -548,6 +548,260 @@ def _autoencoder_tiny(g: torch.Generator) -> Built:
     return model, {**_image(g), "forward": lambda m, sample: m.decode(m.encode(sample).latents)}
 
 
+def _unet_spatio_temporal(g: torch.Generator) -> Built:
+    """Stable Video Diffusion's UNet: (batch, frames, channels, h, w), an image embedding and
+    three added numbers (fps, motion bucket, noise augmentation)."""
+    from diffusers import UNetSpatioTemporalConditionModel
+
+    # widths of 32 and 64: its group norms have 32 groups whatever the widths
+    model = UNetSpatioTemporalConditionModel(
+        sample_size=8, in_channels=8, out_channels=4, block_out_channels=(32, 64),
+        down_block_types=("CrossAttnDownBlockSpatioTemporal", "DownBlockSpatioTemporal"),
+        up_block_types=("UpBlockSpatioTemporal", "CrossAttnUpBlockSpatioTemporal"),
+        addition_time_embed_dim=4, projection_class_embeddings_input_dim=3 * 4, layers_per_block=1,
+        cross_attention_dim=_CROSS, num_attention_heads=(2, 4),
+    )  # fmt: skip
+    inputs = {"sample": _randn(g, BATCH, 2, 8, 8, 8), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, 1, _CROSS)
+    return model, {**inputs, "added_time_ids": torch.tensor([[6.0, 127.0, 0.02]] * BATCH)}
+
+
+def _t2i_adapter(g: torch.Generator) -> Built:
+    """A conditioning image to the residual features a UNet's down blocks add."""
+    from diffusers import T2IAdapter
+
+    model = T2IAdapter(in_channels=3, channels=[16, 32], num_res_blocks=1, downscale_factor=2)
+    return model, {"x": torch.rand(BATCH, 3, 32, 32, generator=g)}
+
+
+def _transformer_temporal(g: torch.Generator) -> Built:
+    """The temporal attention of video UNets: attention across the frames of each pixel."""
+    from diffusers import TransformerTemporalModel
+
+    model = TransformerTemporalModel(num_attention_heads=2, attention_head_dim=8, in_channels=16, norm_num_groups=8)
+    return model, {"hidden_states": _randn(g, BATCH * 3, 16, 4, 4), "num_frames": 3}
+
+
+def _clip_image_projection(g: torch.Generator) -> Built:
+    from diffusers import CLIPImageProjection
+
+    return CLIPImageProjection(hidden_size=16), {"x": _randn(g, BATCH, 16)}
+
+
+def _stable_audio_projection(g: torch.Generator) -> Built:
+    """Stable Audio's conditioning: text states projected, start and end seconds embedded."""
+    from diffusers import StableAudioProjectionModel
+
+    model = StableAudioProjectionModel(text_encoder_dim=_CROSS, conditioning_dim=16, min_value=0, max_value=32)
+    inputs = {"text_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "start_seconds": torch.tensor([0.0, 2.5]), "end_seconds": torch.tensor([10.0, 20.0])}
+
+
+def _sd3_controlnet(g: torch.Generator) -> Built:
+    from diffusers import SD3ControlNetModel
+
+    model = SD3ControlNetModel(
+        sample_size=8, patch_size=2, in_channels=4, num_layers=2, attention_head_dim=8, num_attention_heads=2,
+        joint_attention_dim=_CROSS, caption_projection_dim=16, pooled_projection_dim=16, out_channels=4,
+        pos_embed_max_size=16,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "controlnet_cond": _randn(g, BATCH, 4, 8, 8)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    return model, {**inputs, "pooled_projections": _randn(g, BATCH, 16), "timestep": _steps(g)}
+
+
+def _flux_controlnet(g: torch.Generator) -> Built:
+    from diffusers import FluxControlNetModel
+
+    model = FluxControlNetModel(
+        in_channels=16, num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=_CROSS, pooled_projection_dim=16, axes_dims_rope=[4, 4, 8],
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 16, 16), "controlnet_cond": _randn(g, BATCH, 16, 16)}
+    inputs.update(encoder_hidden_states=_randn(g, BATCH, TEXT, _CROSS), pooled_projections=_randn(g, BATCH, 16))
+    return model, {**inputs, "timestep": _steps(g, 1.0), "img_ids": _image_ids(4, 4), "txt_ids": torch.zeros(TEXT, 3)}
+
+
+def _sana_controlnet(g: torch.Generator) -> Built:
+    from diffusers import SanaControlNetModel
+
+    model = SanaControlNetModel(
+        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=8, num_layers=2,
+        num_cross_attention_heads=2, cross_attention_head_dim=8, cross_attention_dim=16, caption_channels=_CROSS,
+        sample_size=8,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "timestep": _steps(g), "controlnet_cond": _randn(g, BATCH, 4, 8, 8)}
+
+
+def _allegro(g: torch.Generator) -> Built:
+    from diffusers import AllegroTransformer3DModel
+
+    model = AllegroTransformer3DModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, out_channels=4, num_layers=1,
+        cross_attention_dim=16, sample_height=8, sample_width=8, sample_frames=2, caption_channels=_CROSS,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 2, 8, 8), "timestep": _steps(g)}
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _cogview3plus(g: torch.Generator) -> Built:
+    from diffusers import CogView3PlusTransformer2DModel
+
+    model = CogView3PlusTransformer2DModel(
+        patch_size=2, in_channels=4, num_layers=1, attention_head_dim=8, num_attention_heads=2, out_channels=4,
+        text_embed_dim=_CROSS, time_embed_dim=8, condition_dim=4, pos_embed_max_size=8, sample_size=8,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, _CROSS)
+    sizes = torch.tensor([[64.0, 64.0]] * BATCH)
+    return model, {**inputs, "original_size": sizes, "target_size": sizes, "crop_coords": torch.zeros(BATCH, 2)}
+
+
+def _video(g: torch.Generator, frames: int, side: int = 16) -> dict:
+    return {"sample": torch.rand(BATCH, 3, frames, side, side, generator=g) * 2 - 1}
+
+
+def _autoencoder_kl_wan(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderKLWan
+
+    model = AutoencoderKLWan(
+        base_dim=8, z_dim=4, dim_mult=[1, 2], num_res_blocks=1, temperal_downsample=[True],
+        latents_mean=[0.0] * 4, latents_std=[1.0] * 4,
+    )  # fmt: skip
+    return model, _video(g, 5)  # 1 + 4k frames: the first alone, then groups of four
+
+
+def _autoencoder_kl_cogvideox(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderKLCogVideoX
+
+    model = AutoencoderKLCogVideoX(
+        down_block_types=("CogVideoXDownBlock3D",) * 2, up_block_types=("CogVideoXUpBlock3D",) * 2,
+        block_out_channels=(8, 16), latent_channels=4, layers_per_block=1, norm_num_groups=4,
+        temporal_compression_ratio=2, sample_height=16, sample_width=16,
+    )  # fmt: skip
+    return model, _video(g, 3)
+
+
+def _autoencoder_kl_hunyuan_video(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderKLHunyuanVideo
+
+    # a temporal compression of 4 needs three blocks: the time is halved in two of them
+    model = AutoencoderKLHunyuanVideo(
+        latent_channels=4, down_block_types=("HunyuanVideoDownBlock3D",) * 3,
+        up_block_types=("HunyuanVideoUpBlock3D",) * 3, block_out_channels=(8, 8, 16), layers_per_block=1,
+        norm_num_groups=4, spatial_compression_ratio=4, temporal_compression_ratio=4,
+    )  # fmt: skip
+    return model, _video(g, 5)
+
+
+def _zimage(g: torch.Generator) -> Built:
+    """Z-Image: lists of per-sample latents (channels, frames, h, w) and caption features."""
+    from diffusers import ZImageTransformer2DModel
+
+    model = ZImageTransformer2DModel(
+        in_channels=4, dim=32, n_layers=1, n_refiner_layers=1, n_heads=2, n_kv_heads=2, cap_feat_dim=16,
+        axes_dims=[4, 6, 6], axes_lens=[64, 32, 32],
+    )  # fmt: skip
+    latents = [_randn(g, 4, 1, 8, 8) for _ in range(BATCH)]
+    captions = [_randn(g, TEXT, 16) for _ in range(BATCH)]
+    return model, {"x": latents, "t": _steps(g, 1.0), "cap_feats": captions}
+
+
+def _skyreels_v2(g: torch.Generator) -> Built:
+    from diffusers import SkyReelsV2Transformer3DModel
+
+    model = SkyReelsV2Transformer3DModel(
+        num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4, text_dim=_CROSS, freq_dim=16,
+        ffn_dim=32, num_layers=2, rope_max_seq_len=32,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 2, 8, 8), "timestep": _steps(g)}
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _hunyuan_dit_controlnet(g: torch.Generator) -> Built:
+    from diffusers import HunyuanDiT2DControlNetModel
+
+    model = HunyuanDiT2DControlNetModel(
+        num_attention_heads=2, attention_head_dim=8, in_channels=4, patch_size=2, sample_size=8, hidden_size=16,
+        transformer_num_layers=4, cross_attention_dim=_CROSS, cross_attention_dim_t5=_CROSS,
+        pooled_projection_dim=16, text_len=TEXT, text_len_t5=TEXT,
+    )  # fmt: skip
+    _, inputs = _hunyuan_dit(g)
+    return model, {**inputs, "controlnet_cond": _randn(g, BATCH, 4, 8, 8)}
+
+
+def _qwen_image_controlnet(g: torch.Generator) -> Built:
+    from diffusers import QwenImageControlNetModel
+
+    model = QwenImageControlNetModel(
+        patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=16, axes_dims_rope=(8, 4, 4),
+    )  # fmt: skip
+    _, inputs = _qwen_image(g)
+    return model, {**inputs, "controlnet_cond": _randn(g, BATCH, 16, 16)}
+
+
+def _audioldm2_projection(g: torch.Generator) -> Built:
+    """AudioLDM 2's projection of its two text encoders' states into the language model's width."""
+    from diffusers import AudioLDM2ProjectionModel
+
+    model = AudioLDM2ProjectionModel(text_encoder_dim=16, text_encoder_1_dim=24, langauge_model_dim=_CROSS)
+    inputs = {"hidden_states": _randn(g, BATCH, TEXT, 16), "hidden_states_1": _randn(g, BATCH, 4, 24)}
+    return model, {**inputs, "attention_mask": torch.ones(BATCH, TEXT, dtype=torch.long),
+                   "attention_mask_1": torch.ones(BATCH, 4, dtype=torch.long)}  # fmt: skip
+
+
+def _i2vgen_xl(g: torch.Generator) -> Built:
+    from diffusers import I2VGenXLUNet
+
+    model = I2VGenXLUNet(
+        sample_size=8, block_out_channels=(32, 64), layers_per_block=1,
+        down_block_types=("CrossAttnDownBlock3D", "DownBlock3D"), up_block_types=("UpBlock3D", "CrossAttnUpBlock3D"),
+        norm_num_groups=8, cross_attention_dim=_CROSS, attention_head_dim=8,
+    )  # fmt: skip
+    inputs = {"sample": _randn(g, BATCH, 4, 3, 8, 8), "timestep": _steps(g), "fps": torch.tensor([16, 16])}
+    inputs.update(image_latents=_randn(g, BATCH, 4, 3, 8, 8), image_embeddings=_randn(g, BATCH, _CROSS))
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _t5_film(g: torch.Generator) -> Built:
+    """Spectrogram Diffusion's decoder: noisy spectrogram frames, FiLM-conditioned on the noise
+    time, cross-attending to an encoder's states."""
+    from diffusers import T5FilmDecoder
+
+    model = T5FilmDecoder(input_dims=8, targets_length=16, d_model=32, num_layers=1, num_heads=2, d_kv=16, d_ff=32)
+    encodings = [(_randn(g, BATCH, TEXT, 32), torch.ones(BATCH, TEXT, dtype=torch.bool))]
+    inputs = {"encodings_and_masks": encodings, "decoder_input_tokens": _randn(g, BATCH, 16, 8)}
+    return model, {**inputs, "decoder_noise_time": torch.rand(BATCH, generator=g)}
+
+
+def _flux2(g: torch.Generator) -> Built:
+    from diffusers import Flux2Transformer2DModel
+
+    model = Flux2Transformer2DModel(
+        in_channels=16, num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=_CROSS, timestep_guidance_channels=16, axes_dims_rope=(4, 4, 4, 4),
+    )  # fmt: skip
+    rows, cols = torch.meshgrid(torch.arange(4), torch.arange(4), indexing="ij")
+    zeros = torch.zeros_like(rows)
+    img_ids = torch.stack([zeros, rows, cols, zeros], dim=-1).reshape(-1, 4).float()  # (t, h, w, l)
+    txt_ids = torch.stack([torch.zeros(TEXT), torch.zeros(TEXT), torch.zeros(TEXT), torch.arange(TEXT)], dim=-1)
+    inputs = {"hidden_states": _randn(g, BATCH, 16, 16), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    inputs.update(timestep=_steps(g, 1.0), guidance=torch.full((BATCH,), 4.0))
+    return model, {**inputs, "img_ids": img_ids.expand(BATCH, -1, -1), "txt_ids": txt_ids.expand(BATCH, -1, -1)}
+
+
+def _autoencoder_kl_qwen_image(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderKLQwenImage
+
+    model = AutoencoderKLQwenImage(
+        base_dim=8, z_dim=4, dim_mult=[1, 2], num_res_blocks=1, temperal_downsample=[True],
+        latents_mean=[0.0] * 4, latents_std=[1.0] * 4,
+    )  # fmt: skip
+    return model, _video(g, 1)  # images: one frame
+
+
 # Architecture -> its builder. Most classes have one configuration; a second is named by a suffix.
 MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "UNet2DModel": _unet_2d,
@@ -585,6 +839,28 @@ MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "AutoencoderDC": _autoencoder_dc,
     "AutoencoderOobleck": _oobleck,
     "AutoencoderTiny": _autoencoder_tiny,
+    "UNetSpatioTemporalConditionModel": _unet_spatio_temporal,
+    "T2IAdapter": _t2i_adapter,
+    "TransformerTemporalModel": _transformer_temporal,
+    "CLIPImageProjection": _clip_image_projection,
+    "StableAudioProjectionModel": _stable_audio_projection,
+    "SD3ControlNetModel": _sd3_controlnet,
+    "FluxControlNetModel": _flux_controlnet,
+    "SanaControlNetModel": _sana_controlnet,
+    "AllegroTransformer3DModel": _allegro,
+    "CogView3PlusTransformer2DModel": _cogview3plus,
+    "AutoencoderKLWan": _autoencoder_kl_wan,
+    "AutoencoderKLCogVideoX": _autoencoder_kl_cogvideox,
+    "AutoencoderKLHunyuanVideo": _autoencoder_kl_hunyuan_video,
+    "ZImageTransformer2DModel": _zimage,
+    "SkyReelsV2Transformer3DModel": _skyreels_v2,
+    "HunyuanDiT2DControlNetModel": _hunyuan_dit_controlnet,
+    "QwenImageControlNetModel": _qwen_image_controlnet,
+    "AudioLDM2ProjectionModel": _audioldm2_projection,
+    "I2VGenXLUNet": _i2vgen_xl,
+    "T5FilmDecoder": _t5_film,
+    "Flux2Transformer2DModel": _flux2,
+    "AutoencoderKLQwenImage": _autoencoder_kl_qwen_image,
 }
 
 # Model classes of diffusers 0.42.1 not in MODELS, and why.
