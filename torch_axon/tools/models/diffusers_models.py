@@ -802,6 +802,96 @@ def _autoencoder_kl_qwen_image(g: torch.Generator) -> Built:
     return model, _video(g, 1)  # images: one frame
 
 
+def _flux_like(cls_name: str, g: torch.Generator, **kwargs) -> Built:
+    """A transformer in Flux's mould (joint then single-stream blocks, 3-axis rotary ids)."""
+    import diffusers
+
+    model = getattr(diffusers, cls_name)(
+        in_channels=16, num_layers=1, num_single_layers=1, attention_head_dim=16, num_attention_heads=2,
+        joint_attention_dim=_CROSS, axes_dims_rope=(4, 4, 8), **kwargs,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 16, 16), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "timestep": _steps(g, 1.0), "img_ids": _image_ids(4, 4), "txt_ids": torch.zeros(TEXT, 3)}
+
+
+def _bria(g: torch.Generator) -> Built:
+    return _flux_like("BriaTransformer2DModel", g)
+
+
+def _longcat_image(g: torch.Generator) -> Built:
+    return _flux_like("LongCatImageTransformer2DModel", g, pooled_projection_dim=16)
+
+
+def _ovis_image(g: torch.Generator) -> Built:
+    return _flux_like("OvisImageTransformer2DModel", g, out_channels=16)
+
+
+def _wan_like(cls_name: str, g: torch.Generator, **kwargs) -> Built:
+    import diffusers
+
+    model = getattr(diffusers, cls_name)(
+        num_attention_heads=2, attention_head_dim=12, in_channels=4, out_channels=4, text_dim=_CROSS, freq_dim=16,
+        ffn_dim=32, num_layers=2, rope_max_seq_len=32, **kwargs,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 2, 8, 8), "timestep": _steps(g)}
+    return model, {**inputs, "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+
+
+def _chrono_edit(g: torch.Generator) -> Built:
+    return _wan_like("ChronoEditTransformer3DModel", g)
+
+
+def _wan_vace(g: torch.Generator) -> Built:
+    """Wan with VACE's control blocks: control latents added after the listed layers."""
+    model, inputs = _wan_like("WanVACETransformer3DModel", g, vace_layers=[0, 1], vace_in_channels=8)
+    return model, {**inputs, "control_hidden_states": _randn(g, BATCH, 8, 2, 8, 8)}
+
+
+def _sana_video(g: torch.Generator) -> Built:
+    from diffusers import SanaVideoTransformer3DModel
+
+    model = SanaVideoTransformer3DModel(
+        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=8, num_layers=2,
+        num_cross_attention_heads=2, cross_attention_head_dim=8, cross_attention_dim=16, caption_channels=_CROSS,
+        sample_size=8, rope_max_seq_len=32,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 2, 8, 8), "encoder_hidden_states": _randn(g, BATCH, TEXT, _CROSS)}
+    return model, {**inputs, "timestep": _steps(g)}
+
+
+def _hunyuan_image(g: torch.Generator) -> Built:
+    from diffusers import HunyuanImageTransformer2DModel
+
+    model = HunyuanImageTransformer2DModel(
+        in_channels=4, out_channels=4, num_attention_heads=2, attention_head_dim=8, num_layers=1,
+        num_single_layers=1, num_refiner_layers=1, text_embed_dim=16, rope_axes_dim=(4, 4),
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 4, 4), "timestep": _steps(g)}
+    inputs["encoder_hidden_states"] = _randn(g, BATCH, TEXT, 16)
+    return model, {**inputs, "encoder_attention_mask": torch.ones(BATCH, TEXT)}
+
+
+def _autoencoder_kl_flux2(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderKLFlux2
+
+    model = AutoencoderKLFlux2(
+        down_block_types=("DownEncoderBlock2D",) * 2, up_block_types=("UpDecoderBlock2D",) * 2,
+        block_out_channels=(16, 32), latent_channels=4, norm_num_groups=8, layers_per_block=1,
+    )  # fmt: skip
+    return model, _image(g)
+
+
+def _autoencoder_kl_hunyuan_image(g: torch.Generator) -> Built:
+    from diffusers import AutoencoderKLHunyuanImage
+
+    # widths of 32 and 64: its group norms have 32 groups whatever the widths
+    model = AutoencoderKLHunyuanImage(
+        in_channels=3, out_channels=3, latent_channels=8, block_out_channels=(32, 64), layers_per_block=1,
+        spatial_compression_ratio=4, sample_size=32,
+    )  # fmt: skip
+    return model, _image(g)
+
+
 # Architecture -> its builder. Most classes have one configuration; a second is named by a suffix.
 MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "UNet2DModel": _unet_2d,
@@ -861,6 +951,15 @@ MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "T5FilmDecoder": _t5_film,
     "Flux2Transformer2DModel": _flux2,
     "AutoencoderKLQwenImage": _autoencoder_kl_qwen_image,
+    "BriaTransformer2DModel": _bria,
+    "LongCatImageTransformer2DModel": _longcat_image,
+    "OvisImageTransformer2DModel": _ovis_image,
+    "ChronoEditTransformer3DModel": _chrono_edit,
+    "WanVACETransformer3DModel": _wan_vace,
+    "SanaVideoTransformer3DModel": _sana_video,
+    "HunyuanImageTransformer2DModel": _hunyuan_image,
+    "AutoencoderKLFlux2": _autoencoder_kl_flux2,
+    "AutoencoderKLHunyuanImage": _autoencoder_kl_hunyuan_image,
 }
 
 # Model classes of diffusers 0.42.1 not in MODELS, and why.
