@@ -196,3 +196,22 @@ def test_relative_error_and_report():
     assert (s["total"], s["reference"], s["runs"], s["matches"], s["zero_fallbacks"]) == (3, 2, 1, 1, 1)
     text = report.markdown(records, {})
     assert "1/2 (50.0%)" in text and "ComplexFloat" in text and "`z` (cpu_fails)" in text
+
+
+def test_diffusers_family_accounts_for_every_model_class():
+    """Every model class diffusers exports is swept or left out with a reason: a new diffusers
+    release's classes show up here instead of going unnoticed."""
+    diffusers = pytest.importorskip("diffusers", reason="the diffusers family needs diffusers")
+    from torch_axon.tools.models import diffusers_models
+
+    classes = {
+        name
+        for name in dir(diffusers)
+        if not name.startswith("_")
+        and isinstance(getattr(diffusers, name), type)
+        and issubclass(getattr(diffusers, name), diffusers.ModelMixin)
+    }
+    swept = {arch.split("-")[0] for arch in diffusers_models.MODELS}
+    assert swept <= classes, swept - classes
+    assert not swept & set(diffusers_models.LEFT_OUT)
+    assert classes - swept == set(diffusers_models.LEFT_OUT)
