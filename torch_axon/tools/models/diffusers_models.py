@@ -910,6 +910,21 @@ def _cosmos(g: torch.Generator) -> Built:
     return model, {**inputs, "padding_mask": torch.zeros(1, 1, 8, 8)}  # nothing padded (the pipeline's)
 
 
+def _stable_cascade(g: torch.Generator) -> Built:
+    """Stable Cascade's prior/decoder UNet: a timestep ratio in [0, 1], pooled and per-token
+    CLIP text states."""
+    from diffusers import StableCascadeUNet
+
+    model = StableCascadeUNet(
+        in_channels=4, out_channels=4, timestep_ratio_embedding_dim=8, conditioning_dim=16,
+        block_out_channels=(16, 32), num_attention_heads=(2, 2), down_num_layers_per_block=(1, 1),
+        up_num_layers_per_block=(1, 1), clip_text_pooled_in_channels=16, clip_text_in_channels=16, clip_seq=2,
+        dropout=(0.0, 0.0), switch_level=(False,),
+    )  # fmt: skip
+    inputs = {"sample": _randn(g, BATCH, 4, 8, 8), "timestep_ratio": torch.rand(BATCH, generator=g)}
+    return model, {**inputs, "clip_text_pooled": _randn(g, BATCH, 1, 16), "clip_text": _randn(g, BATCH, TEXT, 16)}
+
+
 # Architecture -> its builder. Most classes have one configuration; a second is named by a suffix.
 MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "UNet2DModel": _unet_2d,
@@ -979,6 +994,7 @@ MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "AutoencoderKLFlux2": _autoencoder_kl_flux2,
     "AutoencoderKLHunyuanImage": _autoencoder_kl_hunyuan_image,
     "CosmosTransformer3DModel": _cosmos,
+    "StableCascadeUNet": _stable_cascade,
 }
 
 # Model classes of diffusers 0.42.1 not in MODELS, and why.
@@ -994,8 +1010,11 @@ LEFT_OUT: dict[str, str] = {
     ),
     "Kandinsky3UNet": "no small widths found that its conditional group norms accept (tried four; the time "
     "embedding's and the blocks' widths are tied in ways its arguments do not show)",
-    "UNetMotionModel": "with the small configurations tried, its spatial transformer's attention output has "
-    "three times the tokens of its input (the frames folded twice); not resolved",
+    **dict.fromkeys(
+        ["UNetMotionModel", "SparseControlNetModel"],
+        "with the small configurations tried (AnimateDiff's motion blocks), a self-attention's output has "
+        "three times (the frames) the tokens of its input, on the CPU too; not resolved",
+    ),
     **dict.fromkeys(
         # audio, music and protein models; video and image models of 2025-26 with their own inputs
         """
@@ -1021,8 +1040,8 @@ LEFT_OUT: dict[str, str] = {
         MiniMaxMusic3Vocoder MotifVideoTransformer3DModel NucleusMoEImageTransformer2DModel
         OmniGenTransformer2DModel PRXTransformer2DModel QwenImage21Transformer2DModel
         RFD4ProteinaAutoencoder RFD4ProteinaTransformer ReduxImageEncoder
-        SanaWMLTX2RefinerTransformer3DModel SanaWMTransformer3DModel SparseControlNetModel
-        StableAudio3DiTModel StableAudio3DurationEmbedder StableCascadeUNet UNetControlNetXSModel
+        SanaWMLTX2RefinerTransformer3DModel SanaWMTransformer3DModel
+        StableAudio3DiTModel StableAudio3DurationEmbedder UNetControlNetXSModel
         UniDiffuserModel UniDiffuserTextDecoder WanAnimate2Transformer3DModel WanAnimateTransformer3DModel
         ZImageControlNetModel
         """.split(),
