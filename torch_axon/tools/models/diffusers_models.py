@@ -925,6 +925,37 @@ def _stable_cascade(g: torch.Generator) -> Built:
     return model, {**inputs, "clip_text_pooled": _randn(g, BATCH, 1, 16), "clip_text": _randn(g, BATCH, TEXT, 16)}
 
 
+def _lumina_next(g: torch.Generator) -> Built:
+    from diffusers import LuminaNextDiT2DModel
+    from diffusers.models.embeddings import get_2d_rotary_pos_embed_lumina
+
+    model = LuminaNextDiT2DModel(
+        sample_size=8, patch_size=2, in_channels=4, hidden_size=32, num_layers=1, num_attention_heads=2,
+        num_kv_heads=1, multiple_of=16, cross_attention_dim=16,
+    )  # fmt: skip
+    inputs = {"hidden_states": _randn(g, BATCH, 4, 8, 8), "timestep": _steps(g, 1.0)}
+    inputs.update(encoder_hidden_states=_randn(g, BATCH, TEXT, 16), encoder_mask=torch.ones(BATCH, TEXT))
+    # the rotary table the pipeline computes beforehand (per head: 16), and the (empty) keyword
+    # arguments its attention unpacks
+    inputs["image_rotary_emb"] = get_2d_rotary_pos_embed_lumina(16, 32, 32)
+    return model, {**inputs, "cross_attention_kwargs": {}}
+
+
+def _audioldm2_unet(g: torch.Generator) -> Built:
+    """AudioLDM 2's UNet: per transformer block, a self-attention and a cross-attention to each
+    of two encoders' states (the None, 16 and 32 of each block's cross_attention_dim)."""
+    from diffusers import AudioLDM2UNet2DConditionModel
+
+    model = AudioLDM2UNet2DConditionModel(
+        sample_size=8, block_out_channels=(32, 64), layers_per_block=1,
+        down_block_types=("CrossAttnDownBlock2D", "DownBlock2D"), up_block_types=("UpBlock2D", "CrossAttnUpBlock2D"),
+        norm_num_groups=8, attention_head_dim=8, cross_attention_dim=([None, 16, 32],) * 2,
+    )  # fmt: skip
+    inputs = {"sample": _randn(g, BATCH, 4, 8, 8), "timestep": _steps(g)}
+    inputs.update(encoder_hidden_states=_randn(g, BATCH, TEXT, 16), encoder_hidden_states_1=_randn(g, BATCH, 5, 32))
+    return model, inputs
+
+
 # Architecture -> its builder. Most classes have one configuration; a second is named by a suffix.
 MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "UNet2DModel": _unet_2d,
@@ -995,6 +1026,8 @@ MODELS: dict[str, Callable[[torch.Generator], Built]] = {
     "AutoencoderKLHunyuanImage": _autoencoder_kl_hunyuan_image,
     "CosmosTransformer3DModel": _cosmos,
     "StableCascadeUNet": _stable_cascade,
+    "LuminaNextDiT2DModel": _lumina_next,
+    "AudioLDM2UNet2DConditionModel": _audioldm2_unet,
 }
 
 # Model classes of diffusers 0.42.1 not in MODELS, and why.
@@ -1020,7 +1053,7 @@ LEFT_OUT: dict[str, str] = {
         """
         AceStepAudioTokenDetokenizer AceStepAudioTokenizer AceStepConditionEncoder
         AceStepTransformer1DModel AnimaTextConditioner AnyFlowFARTransformer3DModel
-        AnyFlowTransformer3DModel AudioLDM2UNet2DConditionModel AutoencoderKLAllegro AutoencoderKLCosmos
+        AnyFlowTransformer3DModel AutoencoderKLAllegro AutoencoderKLCosmos
         AutoencoderKLHunyuanImageRefiner AutoencoderKLHunyuanVideo15 AutoencoderKLKVAE
         AutoencoderKLKVAEAudio AutoencoderKLKVAEVideo AutoencoderKLLTX2Audio AutoencoderKLLTX2Video
         AutoencoderKLLTXVideo AutoencoderKLMagvit AutoencoderKLMiniMaxH3 AutoencoderKLMiniMaxH3Audio
@@ -1035,7 +1068,7 @@ LEFT_OUT: dict[str, str] = {
         JoyImageEditTransformer3DModel Kandinsky5Transformer3DModel Kandinsky6SRLatentUpscalerBank
         Kandinsky6SRTransformer3DModel Kandinsky6SRVAE Kandinsky6Transformer3DModel Krea2Transformer2DModel
         LTX2VideoDiffusionDecoderModel LTX2VideoTransformer3DModel LongCatAudioDiTTransformer
-        LongCatAudioDiTVae LuminaNextDiT2DModel MMAudioVAE MMAudioVocoder MiniMaxH3Transformer3DModel
+        LongCatAudioDiTVae MMAudioVAE MMAudioVocoder MiniMaxH3Transformer3DModel
         MiniMaxMusic3ConditionEncoder MiniMaxMusic3RVQDepthDecoder MiniMaxMusic3Transformer1DModel
         MiniMaxMusic3Vocoder MotifVideoTransformer3DModel NucleusMoEImageTransformer2DModel
         OmniGenTransformer2DModel PRXTransformer2DModel QwenImage21Transformer2DModel
