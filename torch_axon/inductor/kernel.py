@@ -32,6 +32,7 @@ from torch.utils._sympy.value_ranges import ValueRanges
 from .overrides import STORAGE_TYPE, OpenCLOverrides, compute_type, literal
 from .prelude import prelude, special_functions
 from .printer import OpenCLExprPrinter
+from .vectorize import vector_step
 
 # Placeholder for the kernel's name in generated source; define_kernel gives the real one.
 KERNEL_NAME = "axon_generated_kernel"
@@ -460,13 +461,28 @@ class OpenCLKernel(SIMDKernel):
         step.writeline("}")
         return step
 
+    def _x_vector_step(self, segment: _Segment) -> str | None:
+        """A flat pointwise kernel's lanes on float8 where its body allows (vectorize.py)."""
+        if self.inside_reduction or segment.looped or segment.finished:
+            return None
+        if any(V.graph.get_dtype(outer) != torch.float32 for outer, _ in self._buffer_args()):
+            return None
+        x = next(t for t in self.range_trees if t.prefix == "x")
+        strides = {self.index_to_str(i): self._stride(i, x) for i in self.point_accesses}
+        strides = {k: int(v) for k, v in strides.items() if v in (0, 1)}
+        return vector_step(
+            segment.code.getvalue(), self.point_indexing.getvalue(), self.index_type, self.lanes, strides
+        )
+
     def _layout(self) -> IndentedBuffer:
         out = IndentedBuffer()
         if not self.x_lanes:
             out.splice(self.point_indexing)
         out.splice(self.declarations)
         for segment in self.segments:
-            if self.x_lanes:
+            if self.x_lanes and (vector := self._x_vector_step(segment)):
+                out.splice(vector)
+            elif self.x_lanes:
                 step = self._x_lane_step(segment)
                 if segment.looped:
                     self._write_reduction_loop(out, step)

@@ -51,6 +51,17 @@ inline uint axon_bf16_bits(float x) {
 inline float axon_round_bf16(float x) {
   return as_float(axon_bf16_bits(x) << 16);
 }
+/* The lanes of a vector from `first` on, to p[first..7] (the vectorised pointwise kernels: the
+ * last work-item's lanes it shares with the one before are computed again and not stored). */
+inline void axon_vstore8_from(float8 v, __global float *p, int first) {
+  if (first <= 0) {
+    vstore8(v, 0, p);
+    return;
+  }
+  float lanes[8];
+  vstore8(v, 0, lanes);
+  for (int j = first; j < 8; j++) p[j] = lanes[j];
+}
 /* store mode "atomic_add" (scatter_add and index_put with accumulation): compare-and-swap
  * loops for floats, the atomic add for 32-bit integers. */
 inline void axon_atomic_add_float(volatile __global float *p, float v) {
