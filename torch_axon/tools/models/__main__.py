@@ -13,7 +13,8 @@ docs --data build/reports``.
 
 Families: transformers' causal-lm, masked-lm, seq2seq, image-classification,
 audio-classification, ctc, speech-seq2seq and image-text-to-text auto mappings; torchvision;
-timm (the last two from the folder model_zoo.py describes). The report covers every family on
+timm (the last two from the folder model_zoo.py describes); diffusers (its UNets, diffusion
+transformers, autoencoders and ControlNets, diffusers_models.py). The report covers every family on
 record, whichever were run this time.
 """
 

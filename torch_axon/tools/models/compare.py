@@ -276,7 +276,11 @@ def _compare(build: Callable[[], Case], record: dict) -> None:
         return
     # Taken before the CPU's steps change anything: batch-norm running statistics, and inputs
     # that a model edits in place (BLIP's generate() writes its start token into input_ids).
-    untouched = copy.deepcopy(case.model)
+    try:
+        untouched = copy.deepcopy(case.model)
+    except Exception as e:  # noqa: BLE001  (a model that cannot be copied is recorded, not fatal)
+        record.update(status="cannot_build", error=f"cannot be deep-copied: {first_line(e)}")
+        return
     untouched_inputs = map_tensors(case.inputs, torch.clone)
     record["status"] = "cpu_fails"
     cpu = _cpu_reference(case, record)

@@ -37,10 +37,10 @@ def activate() -> None:
 
 
 def versions() -> dict[str, str]:
-    """torchvision's and timm's versions, where the folder (or the environment) has them."""
+    """torchvision's, timm's and diffusers' versions, where the folder (or the environment) has them."""
     activate()
     found = {}
-    for name in ("torchvision", "timm"):
+    for name in ("torchvision", "timm", "diffusers"):
         try:
             found[name] = importlib.import_module(name).__version__
         except ImportError:

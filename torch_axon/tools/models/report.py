@@ -100,7 +100,7 @@ def _pct(n: int, d: int) -> str:
 
 
 def _intro(meta: dict) -> list[str]:
-    names = ("torch", "transformers", "torchvision", "timm")
+    names = ("torch", "transformers", "torchvision", "timm", "diffusers")
     versions = ", ".join(f"{name} {meta[name]}" for name in names if meta.get(name))
     return [
         "# Model sweep",
@@ -110,7 +110,9 @@ def _intro(meta: dict) -> list[str]:
         "random weights (torch_axon/tools/models/tiny_configs.py, tiny_vision.py), with inputs of its kind "
         "(inputs.py: token ids, images, waveforms, spectrograms, images or audio placeholders inside text); one "
         "small variant of each torchvision model family and of each timm model module, random weights "
-        "(torchvision_models.py, timm_models.py). Each runs on the CPU and on axon: forward (outputs within "
+        "(torchvision_models.py, timm_models.py); diffusers' UNets, diffusion transformers, autoencoders and "
+        "ControlNets, tiny, with their pipelines' inputs (diffusers_models.py). Each runs on the CPU and on axon: "
+        "forward (outputs within "
         f"{FORWARD_TOL:g} of the largest CPU element), one training step (every parameter's gradient within "
         f"{GRAD_TOL:g} of its largest CPU element in float32; past that but within {NOISE_FACTOR:g} times the "
         "CPU's own float32 spread for that parameter (its distance from a float64 step and from steps with the "
