@@ -64,7 +64,7 @@ def test_axon_memory_api_matches_cuda_names():
     torch.axon.reset_peak_memory_stats()
     assert torch.axon.max_memory_allocated() == torch.axon.memory_allocated()
     assert torch.axon.memory_reserved() >= torch.axon.memory_allocated()
-    assert "allocated" in torch.axon.memory_summary()
+    assert "Allocated memory" in torch.axon.memory_summary()
     free, total = torch.axon.mem_get_info()
     assert 0 < free <= total
     torch.axon.empty_cache()

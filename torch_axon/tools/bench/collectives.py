@@ -314,6 +314,10 @@ def _rank_main(rank: int, world: int, port: int, config: dict, result_path: str)
                 json.dump(out, f)
     finally:
         dist.destroy_process_group()
+        # The DDP rows end with a backward pass: PyTorch's autograd device thread drops its last
+        # graph task under the GIL, and a rank that exits before it could aborts ("terminate
+        # called without an active exception"; tests/distributed_harness.py waits the same way).
+        time.sleep(0.1)
 
 
 # ---------------------------------------------------------------------------------------------
