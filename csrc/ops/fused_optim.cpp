@@ -53,13 +53,15 @@ struct Step {
     }
   }
 
-  // A learning rate given as a tensor: on the device it is read there (no synchronisation); a
-  // CPU tensor is read here, as PyTorch's CUDA kernels do.
-  void set_lr(const Tensor& lr) {
-    if (lr.device().is_cpu()) {
-      args.lr = axon_real_of(lr.item<double>());
+  // The learning rate, a number or a tensor: a device tensor is read in the kernel (no
+  // synchronisation), a CPU tensor here, as PyTorch's CUDA kernels do.
+  void set_lr(std::optional<double> value, const Tensor* tensor) {
+    if (!tensor) {
+      args.lr = axon_real_of(*value);
+    } else if (tensor->device().is_cpu()) {
+      args.lr = axon_real_of(tensor->item<double>());
     } else {
-      scalars.lr = device_scalar(lr, "lr");
+      scalars.lr = device_scalar(*tensor, "lr");
       args.has_lr_tensor = 1;
     }
   }
@@ -150,10 +152,7 @@ void adam_common(const char* op, bool adamw, TensorList params, TensorList grads
   st.args.maximize = maximize;
   if (params.empty()) return;
   st.device = params[0].device();
-  if (lr_tensor)
-    st.set_lr(*lr_tensor);
-  else
-    st.args.lr = axon_real_of(*lr);
+  st.set_lr(lr, lr_tensor);
   st.set_scalars(grad_scale, found_inf);
   TORCH_CHECK(exp_avgs.size() == params.size() && exp_avg_sqs.size() == params.size(), op,
               ": expected exp_avgs and exp_avg_sqs for every parameter");
@@ -200,10 +199,7 @@ void sgd_common(TensorList params, TensorList grads, TensorList momentum_buffers
   st.args.nesterov = nesterov;
   st.args.maximize = maximize;
   st.args.is_first_step = is_first_step;
-  if (lr_tensor)
-    st.set_lr(*lr_tensor);
-  else
-    st.args.lr = axon_real_of(*lr);
+  st.set_lr(lr, lr_tensor);
   st.set_scalars(grad_scale, found_inf);
   TORCH_CHECK(momentum == 0 || momentum_buffers.size() == params.size(),
               "_fused_sgd_: momentum needs a momentum buffer per parameter");
@@ -239,10 +235,7 @@ void adagrad_common(TensorList params, TensorList grads, TensorList state_sums,
   st.args.weight_decay = axon_real_of(weight_decay);
   st.args.eps = axon_real_of(eps);
   st.args.maximize = maximize;
-  if (lr_tensor)
-    st.set_lr(*lr_tensor);
-  else
-    st.args.lr = axon_real_of(*lr);
+  st.set_lr(lr, lr_tensor);
   st.set_scalars(grad_scale, found_inf);
   TORCH_CHECK(state_sums.size() == params.size() && state_steps.size() == params.size(),
               "_fused_adagrad_: expected a state sum and a step count per parameter");

@@ -67,6 +67,14 @@ inline int fo_slot(int8 numel, int nslots, int block, long *first, int *count) {
 
 /* Whether found_inf says this step is skipped (PyTorch compares with 1.0). */
 #define FO_SKIPPED(A) ((A).has_found_inf && LD_F32(PTR(found_inf), 0) == 1.0f)
+/* A kernel's start: the whole step is skipped on found_inf; else this group's slot k (the tensor)
+ * and its run of n elements from `first`; a group past the last tensor leaves. */
+#define FO_ENTER(k)                                                             \
+  if (FO_SKIPPED(A)) return;                                                    \
+  long first;                                                                   \
+  int n;                                                                        \
+  int k = fo_slot(numel, nslots, (int)get_local_size(0) * items, &first, &n);   \
+  if (k < 0) return;
 /* The learning rate: the device scalar or the argument. */
 #define FO_LR(A) ((A).has_lr_tensor ? (RT)LD_F32(PTR(lr), 0) : FO_REAL((A).lr))
 
@@ -146,12 +154,7 @@ KERNEL(fused_adam)(ADAM_SLOT(0), ADAM_SLOT(1), ADAM_SLOT(2), ADAM_SLOT(3), ADAM_
                    ADAM_SLOT(5), int8 numel, int nslots, int items, int contiguous, BUF(lr), BUF(grad_scale),
                    BUF(found_inf), axon_fused_optim_args A) {
   LOCAL_ARRAY(fused_adam, CT, coef, 2);
-  if (FO_SKIPPED(A)) return;
-  int block = (int)get_local_size(0) * items;
-  long first;
-  int n;
-  int k = fo_slot(numel, nslots, block, &first, &n);
-  if (k < 0) return;
+  FO_ENTER(k)
   RT lr = FO_LR(A);
   if (get_local_id(0) == 0) {
     /* PyTorch's bias corrections from the step count (float32, already incremented). */
@@ -194,12 +197,7 @@ KERNEL(fused_adam)(ADAM_SLOT(0), ADAM_SLOT(1), ADAM_SLOT(2), ADAM_SLOT(3), ADAM_
 KERNEL(fused_sgd)(SGD_SLOT(0), SGD_SLOT(1), SGD_SLOT(2), SGD_SLOT(3), SGD_SLOT(4), SGD_SLOT(5),
                   SGD_SLOT(6), SGD_SLOT(7), int8 numel, int nslots, int items, int contiguous, BUF(lr), BUF(grad_scale),
                   BUF(found_inf), axon_fused_optim_args A) {
-  if (FO_SKIPPED(A)) return;
-  int block = (int)get_local_size(0) * items;
-  long first;
-  int n;
-  int k = fo_slot(numel, nslots, block, &first, &n);
-  if (k < 0) return;
+  FO_ENTER(k)
   CT lr = (CT)FO_LR(A), wd = (CT)FO_REAL(A.weight_decay), mom = (CT)FO_REAL(A.momentum);
   CT keep = (CT)((RT)1 - FO_REAL(A.dampening));
   CT gs = A.has_grad_scale ? (CT)LD_F32(PTR(grad_scale), 0) : (CT)1;
@@ -226,12 +224,7 @@ KERNEL(fused_adagrad)(ADAGRAD_SLOT(0), ADAGRAD_SLOT(1), ADAGRAD_SLOT(2), ADAGRAD
                       int8 numel, int nslots, int items, int contiguous, BUF(lr), BUF(grad_scale), BUF(found_inf),
                       axon_fused_optim_args A) {
   LOCAL_ARRAY(fused_adagrad, CT, coef, 1);
-  if (FO_SKIPPED(A)) return;
-  int block = (int)get_local_size(0) * items;
-  long first;
-  int n;
-  int k = fo_slot(numel, nslots, block, &first, &n);
-  if (k < 0) return;
+  FO_ENTER(k)
   if (get_local_id(0) == 0) {
     /* The decayed rate lr / (1 + (step - 1) lr_decay), from the incremented step count. */
     RT step = (RT)LD_F32(SEL8(k, steps), 0);

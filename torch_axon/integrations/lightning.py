@@ -24,6 +24,7 @@ registration warns and leaves Lightning as it is.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import importlib.util
 import warnings
@@ -218,32 +219,40 @@ def _patch_ddp(ddp_cls: type, method: str, device_ids: str) -> None:
     setattr(ddp_cls, method, wrap)
 
 
-def _register_fabric(package: str) -> None:
+@dataclasses.dataclass(frozen=True)
+class _Layout:
+    """Where one of Lightning's two packages keeps what Axon registers with or adapts."""
+
+    connector: str  # module and class choosing the strategy and precision
+    connector_class: str
+    registry: str  # the accelerator registry's name in `accelerators`
+    ddp_setup: str  # DDPStrategy's method that wraps the model, and the one giving device ids
+    ddp_device_ids: str
+
+
+_FABRIC = _Layout("connector", "_Connector", "ACCELERATOR_REGISTRY", "setup_module", "_determine_ddp_device_ids")
+_TRAINER = _Layout(
+    "trainer.connectors.accelerator_connector",
+    "_AcceleratorConnector",
+    "AcceleratorRegistry",
+    "_setup_model",
+    "determine_ddp_device_ids",
+)
+
+
+def _register_package(package: str, layout: _Layout) -> None:
     accelerators = importlib.import_module(f"{package}.accelerators")
-    connector = importlib.import_module(f"{package}.connector")
+    connector = importlib.import_module(f"{package}.{layout.connector}")
     precision = importlib.import_module(f"{package}.plugins.precision.amp")
     strategies = importlib.import_module(f"{package}.strategies")
     ddp = importlib.import_module(f"{package}.strategies.ddp")
 
     cls = _accelerators.get(package) or _make_accelerator(accelerators.Accelerator, package)
     _accelerators[package] = cls
-    cls.register_accelerators(accelerators.ACCELERATOR_REGISTRY)
-    _patch_connector(connector._Connector, strategies.SingleDeviceStrategy, precision.MixedPrecision)
-    _patch_ddp(ddp.DDPStrategy, "setup_module", "_determine_ddp_device_ids")
-
-
-def _register_trainer(package: str) -> None:
-    accelerators = importlib.import_module(f"{package}.accelerators")
-    connector = importlib.import_module(f"{package}.trainer.connectors.accelerator_connector")
-    precision = importlib.import_module(f"{package}.plugins.precision.amp")
-    strategies = importlib.import_module(f"{package}.strategies")
-    ddp = importlib.import_module(f"{package}.strategies.ddp")
-
-    cls = _accelerators.get(package) or _make_accelerator(accelerators.Accelerator, package)
-    _accelerators[package] = cls
-    cls.register_accelerators(accelerators.AcceleratorRegistry)
-    _patch_connector(connector._AcceleratorConnector, strategies.SingleDeviceStrategy, precision.MixedPrecision)
-    _patch_ddp(ddp.DDPStrategy, "_setup_model", "determine_ddp_device_ids")
+    cls.register_accelerators(getattr(accelerators, layout.registry))
+    connector_class = getattr(connector, layout.connector_class)
+    _patch_connector(connector_class, strategies.SingleDeviceStrategy, precision.MixedPrecision)
+    _patch_ddp(ddp.DDPStrategy, layout.ddp_setup, layout.ddp_device_ids)
 
 
 def register(package: str) -> bool:
@@ -253,10 +262,7 @@ def register(package: str) -> bool:
     if package in _registered:
         return True
     try:
-        if package in _FABRIC_PACKAGES:
-            _register_fabric(package)
-        else:
-            _register_trainer(package)
+        _register_package(package, _FABRIC if package in _FABRIC_PACKAGES else _TRAINER)
     except Exception as error:  # a Lightning whose internals moved: Lightning as it is, said once
         warnings.warn(
             f"Axon could not register accelerator 'axon' with {package} ({type(error).__name__}: {error}); "
