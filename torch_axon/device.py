@@ -299,6 +299,17 @@ def get_amp_supported_dtype() -> list[torch.dtype]:
     return [torch.float16, torch.bfloat16]
 
 
+# ---- kernels users write (torch_axon/kernels/) ----------------------------------------------
+
+
+def compile_shader(source: str, options: str = "", device=None):
+    """Builds OpenCL C ``source`` for an axon device and returns a library whose attributes are
+    its kernels, as ``torch.mps.compile_shader`` does (docs/kernels.md)."""
+    from .kernels import compile_shader as build
+
+    return build(source, options, device)
+
+
 # ---- torch.compile --------------------------------------------------------------------------
 
 _INDUCTOR_NAMES = ("Scheduling", "PythonWrapperCodegen", "CppWrapperCodegen", "WrapperFxCodegen")

@@ -6,6 +6,9 @@
 //      kernels take buffers (BUF(name) in kernels/common.cl); the offset is in bytes
 //   l  a Python int as a 64-bit long       i  a Python int as a 32-bit int
 //   f  a Python float as a 32-bit float    d  a Python float as a 64-bit double
+//   L  a Python int: bytes of __local memory (a __local pointer parameter)
+//   r  a Python bytes object: the value's bytes as they are (other scalar and vector types,
+//      packed by torch_axon/kernels/)
 #include <torch/extension.h>
 
 #include <cstdlib>
@@ -31,9 +34,9 @@ uintptr_t build_program(int device, const std::string& source, const std::string
   return reinterpret_cast<uintptr_t>(program);
 }
 
-// One scalar's bytes, kept alive until the launch has copied them.
+// One scalar's bytes, kept alive until the launch has copied them (a double16 is the widest).
 struct ScalarArg {
-  unsigned char bytes[8];
+  unsigned char bytes[128];
   size_t size;
 };
 
@@ -71,6 +74,17 @@ void launch(uintptr_t program, const std::string& kernel, int device,
     } else if (kind == 'd') {
       double v = a.cast<double>();
       std::memcpy(s.bytes, &v, s.size = 8);
+    } else if (kind == 'L') {
+      int64_t bytes = a.cast<int64_t>();
+      TORCH_CHECK(bytes > 0, "axon launch: argument ", i, " of ", kernel,
+                  " (__local) needs a positive number of bytes, not ", bytes);
+      out[i] = {AXON_ARG_LOCAL, nullptr, size_t(bytes)};
+      continue;
+    } else if (kind == 'r') {
+      std::string v = a.cast<py::bytes>();
+      TORCH_CHECK(!v.empty() && v.size() <= sizeof s.bytes, "axon launch: argument ", i, " of ",
+                  kernel, " has ", v.size(), " bytes");
+      std::memcpy(s.bytes, v.data(), s.size = v.size());
     } else {
       TORCH_CHECK(false, "axon launch: unknown argument kind '", kind, "' in \"", signature, "\"");
     }
@@ -82,6 +96,50 @@ void launch(uintptr_t program, const std::string& kernel, int device,
                     global.data(), local.empty() ? nullptr : local.data(), out.data(),
                     int(out.size())),
         kernel.c_str());
+}
+
+std::string kernel_arg_type(uintptr_t program, const std::string& kernel, int index) {
+  char type[256] = {0};
+  check(axon_kernel_arg_type(reinterpret_cast<axon_program_t>(program), kernel.c_str(), index, type,
+                             sizeof type),
+        kernel.c_str());
+  return type;
+}
+
+py::dict kernel_limits(uintptr_t program, const std::string& kernel) {
+  axon_kernel_limits limits{};
+  check(axon_kernel_limits_get(reinterpret_cast<axon_program_t>(program), kernel.c_str(), &limits),
+        kernel.c_str());
+  py::dict d;
+  d["max_group_size"] = limits.max_group_size;
+  d["preferred_group_multiple"] = limits.preferred_group_multiple;
+  d["local_mem_bytes"] = limits.local_mem_bytes;
+  d["private_mem_bytes"] = limits.private_mem_bytes;
+  return d;
+}
+
+// out = kernel(inputs...) through the elementwise launcher (ops/elementwise.c's strategies:
+// contiguous, rows, vector forms): broadcasting and strides through TensorIterator, 0-dim CPU
+// tensors as scalar operands. Every operand has the compute dtype already (torch_axon/kernels/
+// casts); the family is ew_common, the shared math, then the user's registered file.
+void user_elementwise(const std::string& family, const std::string& kernel, at::Tensor& out,
+                      const std::vector<at::Tensor>& inputs) {
+  TORCH_CHECK(inputs.size() >= 1 && inputs.size() <= 3, "axon elementwise kernel ", kernel,
+              ": 1 to 3 inputs, not ", inputs.size());
+  c10::DeviceGuard guard(out.device());
+  check_dtype_supported(out.scalar_type(), out.device().index());
+  at::TensorIteratorConfig config;
+  config.add_output(out);
+  for (const at::Tensor& t : inputs) config.add_const_input(t);
+  auto iter = config.allow_cpu_scalars(true).check_all_same_dtype(false).build();
+  axon_ew_desc d = make_ew_desc(iter);
+  check(axon_elementwise_kernel(stream_for(out), family.c_str(), kernel.c_str(),
+                                to_axon_dtype(out.scalar_type()), &d, 0.0, 0.0),
+        kernel.c_str());
+}
+
+void register_kernel_file(const std::string& name, const std::string& text) {
+  check(axon_register_kernel_file(name.c_str(), text.c_str()), name.c_str());
 }
 
 std::string kernel_file(const std::string& name) {
@@ -98,6 +156,12 @@ void bind_source_kernels(py::module_& m) {
   m.def("_build_program", build_program, py::arg("device"), py::arg("source"),
         py::arg("options") = "");
   m.def("_kernel_file", kernel_file, py::arg("name"));
+  m.def("_kernel_arg_type", kernel_arg_type, py::arg("program"), py::arg("kernel"),
+        py::arg("index"));
+  m.def("_kernel_limits", kernel_limits, py::arg("program"), py::arg("kernel"));
+  m.def("_register_kernel_file", register_kernel_file, py::arg("name"), py::arg("text"));
+  m.def("_user_elementwise", user_elementwise, py::arg("family"), py::arg("kernel"), py::arg("out"),
+        py::arg("inputs"));
   m.def("_launch", launch, py::arg("program"), py::arg("kernel"), py::arg("device"),
         py::arg("global_size"), py::arg("local_size"), py::arg("signature"), py::arg("args"));
 }

@@ -53,6 +53,8 @@ static axon_status_t set_args(kernel_entry *e, const char *name, const axon_arg 
       cl_ulong off64 = off;
       err = set_arg(e, index++, sizeof mem, &mem);
       if (err == CL_SUCCESS) err = set_arg(e, index++, sizeof off64, &off64);
+    } else if (args[i].kind == AXON_ARG_LOCAL) {
+      err = set_arg(e, index++, args[i].size, NULL); /* no value: set each launch */
     } else {
       err = set_arg(e, index++, args[i].size, args[i].ptr);
     }

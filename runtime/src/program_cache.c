@@ -281,10 +281,58 @@ static char *read_file(const char *path) {
   return s;
 }
 
-/* One embedded (or AXON_KERNEL_DIR) kernel file by name, or NULL: a .cl file or the pointwise
- * table by its name without the extension, a header (NAME_args.h) by its whole name. Caller
- * frees. */
+/* Kernel files added at run time (axon_register_kernel_file): user elementwise kernels. */
+typedef struct registered_file {
+  char *name, *text;
+  struct registered_file *next;
+} registered_file;
+static registered_file *registered_files;
+static pthread_mutex_t registered_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *registered_text(const char *name) {
+  char *text = NULL;
+  pthread_mutex_lock(&registered_lock);
+  for (registered_file *f = registered_files; f && !text; f = f->next)
+    if (!strcmp(f->name, name)) text = strdup(f->text);
+  pthread_mutex_unlock(&registered_lock);
+  return text;
+}
+
+axon_status_t axon_register_kernel_file(const char *name, const char *text) {
+  if (!name || !text || !*name || strlen(name) >= 128 || strchr(name, '+'))
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "kernel file: a name without '+' is needed");
+  axon_status_t st = AXON_SUCCESS;
+  pthread_mutex_lock(&registered_lock);
+  registered_file *f = registered_files;
+  while (f && strcmp(f->name, name)) f = f->next;
+  if (f && strcmp(f->text, text)) {
+    st = axon_fail(AXON_ERROR_INVALID_ARGUMENT,
+                   "kernel file \"%s\" is registered already with "
+                   "other text",
+                   name);
+  } else if (!f) {
+    f = calloc(1, sizeof *f);
+    char *n = strdup(name), *t = strdup(text);
+    if (!f || !n || !t) {
+      free(f);
+      free(n);
+      free(t);
+      st = axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory");
+    } else {
+      *f = (registered_file){n, t, registered_files};
+      registered_files = f;
+    }
+  }
+  pthread_mutex_unlock(&registered_lock);
+  return st;
+}
+
+/* One embedded (or AXON_KERNEL_DIR, or registered) kernel file by name, or NULL: a .cl file or
+ * the pointwise table by its name without the extension, a header (NAME_args.h) by its whole
+ * name. Caller frees. */
 static char *kernel_file_raw(const char *name) {
+  char *registered = registered_text(name);
+  if (registered) return registered;
   const char *dir = getenv("AXON_KERNEL_DIR");
   if (dir && *dir) {
     char path[1024];
@@ -717,4 +765,61 @@ axon_status_t axon_program_kernel_entry(axon_program_t program, const char *name
   if (st != AXON_SUCCESS) return st;
   *entry = e;
   return e->kernel ? AXON_SUCCESS : absent_kernel(name);
+}
+
+/* The kernel object of a user program for a query (launch lock held by the caller). */
+static axon_status_t query_kernel(axon_program_t program, const char *name, cl_kernel *kernel) {
+  if (!program || !name) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "NULL program or name");
+  kernel_entry *e = NULL;
+  AXON_TRY(axon_program_kernel_entry(program, name, &e));
+  *kernel = e->kernel;
+  return AXON_SUCCESS;
+}
+
+axon_status_t axon_kernel_arg_type(axon_program_t program, const char *name, int index, char *type,
+                                   size_t size) {
+  pthread_mutex_lock(&launch_lock);
+  cl_kernel kernel = NULL;
+  axon_status_t st = query_kernel(program, name, &kernel);
+  if (st == AXON_SUCCESS) {
+    cl_int err =
+        clGetKernelArgInfo(kernel, (cl_uint)index, CL_KERNEL_ARG_TYPE_NAME, size, type, NULL);
+    if (err == CL_KERNEL_ARG_INFO_NOT_AVAILABLE)
+      st = axon_fail(AXON_ERROR_UNSUPPORTED, "kernel \"%s\": the driver keeps no argument info",
+                     name);
+    else if (err != CL_SUCCESS)
+      st = axon_fail(err, "kernel \"%s\": argument %d: %s", name, index, axon_status_name(err));
+  }
+  pthread_mutex_unlock(&launch_lock);
+  return st;
+}
+
+axon_status_t axon_kernel_limits_get(axon_program_t program, const char *name,
+                                     axon_kernel_limits *limits) {
+  pthread_mutex_lock(&launch_lock);
+  cl_kernel kernel = NULL;
+  axon_status_t st = query_kernel(program, name, &kernel);
+  if (st == AXON_SUCCESS) {
+    cl_device_id id = program->device->id;
+    cl_ulong local = 0, priv = 0;
+    cl_int err =
+        clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_WORK_GROUP_SIZE,
+                                 sizeof limits->max_group_size, &limits->max_group_size, NULL);
+    if (err == CL_SUCCESS)
+      err = clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE,
+                                     sizeof limits->preferred_group_multiple,
+                                     &limits->preferred_group_multiple, NULL);
+    if (err == CL_SUCCESS)
+      err = clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local,
+                                     NULL);
+    if (err == CL_SUCCESS)
+      err = clGetKernelWorkGroupInfo(kernel, id, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv,
+                                     NULL);
+    limits->local_mem_bytes = local;
+    limits->private_mem_bytes = priv;
+    if (err != CL_SUCCESS)
+      st = axon_fail(err, "kernel \"%s\": work-group info: %s", name, axon_status_name(err));
+  }
+  pthread_mutex_unlock(&launch_lock);
+  return st;
 }

@@ -43,6 +43,10 @@ def register() -> dict[str, type | None]:
     register_interface_for_device("axon", AxonInterface)
     for index in range(torch.axon.device_count()):
         register_interface_for_device(f"axon:{index}", AxonInterface)
+    # User elementwise kernels defined before Inductor loaded fuse from now on.
+    from .user_kernels import install_pending
+
+    install_pending()
     return {
         "Scheduling": OpenCLScheduling,
         "PythonWrapperCodegen": AxonWrapperCodegen,

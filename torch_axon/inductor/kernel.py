@@ -144,6 +144,7 @@ class OpenCLKernel(SIMDKernel):
         # Index variables of reduced dimensions: computed first thing in each loop step.
         self.loop_indexing = IndentedBuffer()
         self.uses_special_functions = False  # set by OpenCLOverrides' special functions
+        self.helper_functions: dict[str, str] = {}  # user kernels' functions it calls, by name
         self.lanes = reduction_lanes(V.graph.get_current_device_or_throw().index or 0)
         self.lane_merges = IndentedBuffer()  # after the current loop: its lanes merged
         self.declarations = IndentedBuffer()  # accumulators, before all code
@@ -518,6 +519,8 @@ class OpenCLKernel(SIMDKernel):
         code.splice(prelude())
         if self.uses_special_functions:
             code.splice(special_functions())
+        for definition in self.helper_functions.values():
+            code.splice(definition)
         code.writeline(f"__kernel void {KERNEL_NAME}({', '.join(params) or 'void'}) {{")
         with code.indent():
             for line in setup:

@@ -149,6 +149,20 @@ class OpenCLOverrides(OpOverrides):
         return f"(({a}) ? ({b_str}) : ({c_str}))"
 
     @staticmethod
+    def inline_asm_elementwise(
+        *inputs, asm, constraints=None, dtype=torch.float32, is_pure=True, pack=1, input_dtypes=None
+    ):
+        """A user kernel's OpenCL C function (user_kernels.py), named by `asm`, on values of
+        the compute type `dtype`; the kernel carries its definition once."""
+        from .user_kernels import function_source
+
+        if constraints is not None or pack != 1:
+            raise NotImplementedError("axon: inline assembly in compiled kernels (only user kernels' functions)")
+        V.kernel.helper_functions[asm] = function_source(asm)
+        ctype = compute_type(dtype)
+        return f"{asm}({', '.join(f'(({ctype})({v}))' for v in inputs)})"
+
+    @staticmethod
     def rand(seed, offset) -> str:
         return f"axon_rand((long)({seed}), (long)({offset}))"
 

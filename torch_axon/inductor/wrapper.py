@@ -27,8 +27,14 @@ class GeneratorKey(CustomGraphModulePass):
     def __call__(self, gm: torch.fx.GraphModule) -> None:
         pass
 
-    @functools.cache  # noqa: B019 - one instance, registered once
     def uuid(self) -> str:
+        # User kernels join the key as they are defined (their lowerings change the kernels).
+        from .user_kernels import digest
+
+        return self._generator_digest() + digest()
+
+    @functools.cache  # noqa: B019 - one instance, registered once
+    def _generator_digest(self) -> str:
         from .. import _C
 
         digest = hashlib.sha256()

@@ -214,6 +214,23 @@ AXON_API axon_status_t axon_program_build_all(axon_program_t program);
 /* Builds user source (custom kernels); on failure the message holds the build log. */
 AXON_API axon_status_t axon_program_from_source(int device, const char *source, const char *options,
                                                 axon_program_t *program);
+/* Adds a kernel file by name for families to name (user elementwise kernels: the file goes
+ * after ew_common, as elementwise.cl does). A name keeps its first text: registering it again
+ * with other text fails, since programs built from it are cached by the family's name. */
+AXON_API axon_status_t axon_register_kernel_file(const char *name, const char *text);
+/* The type of argument `index` of kernel `name` as the compiler read it, macros expanded
+ * ("float*", "uint4"), for programs built with -cl-kernel-arg-info; AXON_ERROR_UNSUPPORTED
+ * where the driver keeps no argument info (programs loaded from a binary, on some drivers). */
+AXON_API axon_status_t axon_kernel_arg_type(axon_program_t program, const char *name, int index,
+                                            char *type, size_t size);
+/* What a kernel author tunes for: the largest work-group the kernel can run in, the group-size
+ * multiple the driver prefers, and the local memory the kernel declares itself (bytes). */
+typedef struct axon_kernel_limits {
+  size_t max_group_size, preferred_group_multiple;
+  uint64_t local_mem_bytes, private_mem_bytes;
+} axon_kernel_limits;
+AXON_API axon_status_t axon_kernel_limits_get(axon_program_t program, const char *name,
+                                              axon_kernel_limits *limits);
 AXON_API const char *axon_program_cache_dir(void);
 
 typedef struct axon_cache_stats {
@@ -222,11 +239,11 @@ typedef struct axon_cache_stats {
 AXON_API void axon_program_cache_stats(axon_cache_stats *stats);
 
 /* Kernel argument for axon_launch. */
-typedef enum axon_arg_kind { AXON_ARG_BUFFER, AXON_ARG_BYTES } axon_arg_kind;
+typedef enum axon_arg_kind { AXON_ARG_BUFFER, AXON_ARG_BYTES, AXON_ARG_LOCAL } axon_arg_kind;
 typedef struct axon_arg {
   axon_arg_kind kind;
   const void *ptr; /* BUFFER: a device address (the base of what the kernel sees); BYTES: value */
-  size_t size;     /* BYTES: size of the value */
+  size_t size;     /* BYTES: size of the value; LOCAL: bytes of __local memory */
 } axon_arg;
 
 /* Runs kernel `name` of `program` over global[0..dims) with the given local size (NULL lets
@@ -266,6 +283,11 @@ typedef struct axon_ew_desc {
 AXON_API axon_status_t axon_elementwise(axon_stream_t stream, axon_pointwise_op op,
                                         axon_dtype dtype, axon_dtype out_dtype,
                                         const axon_ew_desc *desc, double alpha, double beta);
+/* The same launch for kernel `kernel` ("ew_<name>", with its "ewr_" and "ewv_" forms where the
+ * family has them) of any family built on ew_common: user elementwise kernels. */
+AXON_API axon_status_t axon_elementwise_kernel(axon_stream_t stream, const char *family,
+                                               const char *kernel, axon_dtype dtype,
+                                               const axon_ew_desc *desc, double alpha, double beta);
 /* The name of a pointwise op ("add", "i0"), or NULL for an unknown id. */
 AXON_API const char *axon_pointwise_name(axon_pointwise_op op);
 /* Converting copy: out (out_dtype) = in (dtype), any strides. */

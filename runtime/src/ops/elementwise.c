@@ -141,6 +141,14 @@ static const struct {
 #undef AXON_POINTWISE
 };
 
+axon_status_t axon_elementwise_kernel(axon_stream_t stream, const char *family, const char *kernel,
+                                      axon_dtype dtype, const axon_ew_desc *desc, double alpha,
+                                      double beta) {
+  if (!stream || !family || !kernel || strncmp(kernel, "ew_", 3))
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise kernel: bad arguments");
+  return run(stream, family, kernel, dtype, desc, alpha, beta);
+}
+
 const char *axon_pointwise_name(axon_pointwise_op op) {
   return (unsigned)op < AXON_PW_COUNT ? pointwise_ops[op].kernel + strlen("ew_") : NULL;
 }
