@@ -199,3 +199,11 @@ def test_reduction_kernel_two_inputs_long_rows_and_types():
     )
     ints = torch.randint(-2, 3, (4, 50), dtype=torch.int32)
     torch.testing.assert_close(count(ints.to("axon"), dim=1).cpu(), (ints != 0).sum(1))
+
+
+def test_device_properties_for_kernel_authors():
+    props = torch.axon.get_device_properties()
+    assert props.max_work_group_size >= 1 and props.local_mem_size > 0
+    assert props.preferred_vector_width["float"] >= 1 and props.native_vector_width["float"] >= 1
+    assert props.max_work_item_sizes[0] >= 1
+    assert isinstance(props.extensions, tuple)

@@ -101,7 +101,7 @@ def get_device_properties(device: Any = None) -> AxonDeviceProperties:
 
 @functools.cache
 def _properties(index: int) -> AxonDeviceProperties:
-    return from_device_info(_C.device_info(index))
+    return from_device_info(_C.device_info(index), _C._kernel_device_limits(index))
 
 
 # ---- streams --------------------------------------------------------------------------------

@@ -36,6 +36,12 @@ class AxonDeviceProperties:
     local_mem_size: int  # bytes of __local memory per work-group
     native_kernels: bool  # runs host functions in its queues (Axon's CPU-class BLAS path)
     extensions: tuple[str, ...]
+    # What a kernel author sizes code by (docs/kernels.md): vector widths per OpenCL element
+    # type ("float", "half", "int" ...), preferred and native, and the largest work-group extent
+    # per dimension.
+    preferred_vector_width: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
+    native_vector_width: dict = dataclasses.field(default_factory=dict, hash=False, compare=False)
+    max_work_item_sizes: tuple[int, int, int] = (0, 0, 0)
 
     @property
     def is_cpu(self) -> bool:
@@ -51,8 +57,10 @@ class AxonDeviceProperties:
         )
 
 
-def from_device_info(info: dict) -> AxonDeviceProperties:
-    """Builds the object from the runtime's ``_C.device_info`` dictionary."""
+def from_device_info(info: dict, kernel_limits: dict | None = None) -> AxonDeviceProperties:
+    """Builds the object from the runtime's ``_C.device_info`` dictionary and, where given, its
+    ``_C._kernel_device_limits`` one."""
+    limits = kernel_limits or {}
     return AxonDeviceProperties(
         name=info["name"],
         total_memory=int(info["global_mem_bytes"]),
@@ -72,4 +80,7 @@ def from_device_info(info: dict) -> AxonDeviceProperties:
         local_mem_size=int(info["local_mem_bytes"]),
         native_kernels=bool(info["native_kernels"]),
         extensions=tuple(info["extensions"].split()),
+        preferred_vector_width=dict(limits.get("preferred_vector_width", {})),
+        native_vector_width=dict(limits.get("native_vector_width", {})),
+        max_work_item_sizes=tuple(limits.get("max_work_item_sizes", (0, 0, 0))),
     )

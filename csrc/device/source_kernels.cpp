@@ -138,6 +138,22 @@ void user_elementwise(const std::string& family, const std::string& kernel, at::
         kernel.c_str());
 }
 
+py::dict kernel_device_limits(int device) {
+  axon_kernel_device_limits limits{};
+  check(axon_kernel_device_limits_get(device, &limits), "device limits");
+  static const char* types[7] = {"char", "short", "int", "long", "float", "double", "half"};
+  py::dict preferred, native, d;
+  for (int k = 0; k < 7; k++) {
+    preferred[types[k]] = limits.preferred_vector_width[k];
+    native[types[k]] = limits.native_vector_width[k];
+  }
+  d["preferred_vector_width"] = preferred;
+  d["native_vector_width"] = native;
+  d["max_work_item_sizes"] = py::make_tuple(
+      limits.max_work_item_sizes[0], limits.max_work_item_sizes[1], limits.max_work_item_sizes[2]);
+  return d;
+}
+
 void register_kernel_file(const std::string& name, const std::string& text) {
   check(axon_register_kernel_file(name.c_str(), text.c_str()), name.c_str());
 }
@@ -159,6 +175,7 @@ void bind_source_kernels(py::module_& m) {
   m.def("_kernel_arg_type", kernel_arg_type, py::arg("program"), py::arg("kernel"),
         py::arg("index"));
   m.def("_kernel_limits", kernel_limits, py::arg("program"), py::arg("kernel"));
+  m.def("_kernel_device_limits", kernel_device_limits, py::arg("device"));
   m.def("_register_kernel_file", register_kernel_file, py::arg("name"), py::arg("text"));
   m.def("_user_elementwise", user_elementwise, py::arg("family"), py::arg("kernel"), py::arg("out"),
         py::arg("inputs"));

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "axon/sources.h"
 #include "internal.h"
 
 static axon_device devices[AXON_MAX_DEVICES];
@@ -223,6 +224,33 @@ axon_status_t axon_device_get_info(int index, axon_device_info *info) {
   axon_device *d;
   AXON_TRY(axon_device_get(index, &d));
   *info = d->info;
+  return AXON_SUCCESS;
+}
+
+axon_status_t axon_kernel_device_limits_get(int index, axon_kernel_device_limits *limits) {
+  static const cl_device_info preferred[7] = {
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_CHAR,  CL_DEVICE_PREFERRED_VECTOR_WIDTH_SHORT,
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_INT,   CL_DEVICE_PREFERRED_VECTOR_WIDTH_LONG,
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT, CL_DEVICE_PREFERRED_VECTOR_WIDTH_DOUBLE,
+      CL_DEVICE_PREFERRED_VECTOR_WIDTH_HALF};
+  static const cl_device_info native[7] = {
+      CL_DEVICE_NATIVE_VECTOR_WIDTH_CHAR,  CL_DEVICE_NATIVE_VECTOR_WIDTH_SHORT,
+      CL_DEVICE_NATIVE_VECTOR_WIDTH_INT,   CL_DEVICE_NATIVE_VECTOR_WIDTH_LONG,
+      CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT, CL_DEVICE_NATIVE_VECTOR_WIDTH_DOUBLE,
+      CL_DEVICE_NATIVE_VECTOR_WIDTH_HALF};
+  axon_device *d;
+  AXON_TRY(axon_device_get(index, &d));
+  memset(limits, 0, sizeof *limits);
+  for (int k = 0; k < 7; k++) {
+    cl_uint width = 0;
+    if (clGetDeviceInfo(d->id, preferred[k], sizeof width, &width, NULL) == CL_SUCCESS)
+      limits->preferred_vector_width[k] = width;
+    width = 0;
+    if (clGetDeviceInfo(d->id, native[k], sizeof width, &width, NULL) == CL_SUCCESS)
+      limits->native_vector_width[k] = width;
+  }
+  clGetDeviceInfo(d->id, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof limits->max_work_item_sizes,
+                  limits->max_work_item_sizes, NULL);
   return AXON_SUCCESS;
 }
 

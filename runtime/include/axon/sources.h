@@ -1,5 +1,6 @@
-/* Axon runtime: the text of Axon's kernel source files, for programs built from generated
- * source that share Axon's definitions (torch.compile's kernels use kernels/float_math.cl). */
+/* Axon runtime: what generated and user kernels need beyond axon.h: the text of Axon's kernel
+ * source files (torch.compile's kernels share Axon's definitions) and the device's limits for
+ * kernel authors. */
 #ifndef AXON_SOURCES_H
 #define AXON_SOURCES_H
 
@@ -12,6 +13,15 @@ extern "C" {
 /* kernels/NAME.cl as embedded at build time (or read from AXON_KERNEL_DIR); NULL if there is
  * none. The caller frees it with free(). */
 AXON_API char *axon_kernel_file_text(const char *name);
+
+/* What a kernel author sizes vector code and work-groups by (clGetDeviceInfo): the preferred
+ * and native vector widths per element type (char, short, int, long, float, double, half), and
+ * the largest work-group extent per dimension. */
+typedef struct axon_kernel_device_limits {
+  unsigned preferred_vector_width[7], native_vector_width[7];
+  size_t max_work_item_sizes[3];
+} axon_kernel_device_limits;
+AXON_API axon_status_t axon_kernel_device_limits_get(int device, axon_kernel_device_limits *limits);
 
 #ifdef __cplusplus
 }
