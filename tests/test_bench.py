@@ -83,7 +83,7 @@ def test_quick_suite_writes_a_consistent_report(tmp_path):
     out, data = tmp_path / "reports", tmp_path / "data"
     json_path, md_path = data / "benchmarks.json", out / "benchmarks.md"
     # Models in quick mode take most of the time; mlp covers the model path.
-    assert bench.main(["--quick", "--skip-compiled", "--out", str(out), "--data", str(data)]) == 0
+    assert bench.main(["--quick", "--skip-compiled", "--skip-kernels", "--out", str(out), "--data", str(data)]) == 0
     assert sorted(p.name for p in data.iterdir()) == ["benchmarks.json"]  # the raw results alone
     r = json.loads(json_path.read_text())
     assert {w["name"] for w in r["ops"]} == {w.name for w in ops.workloads(quick=True)}
@@ -128,3 +128,20 @@ def test_quick_suite_writes_a_consistent_report(tmp_path):
     charts = out / "benchmarks"
     if os.path.isdir(charts):
         assert (charts / "ops.png").stat().st_size > 1000
+
+
+def test_kernel_rows_quick(tmp_path):
+    """The user-kernel rows (kernels.py) run and write their page and their section of benchmarks.md."""
+    from torch_axon.tools.bench import kernels
+
+    out = tmp_path / "reports"
+    out.mkdir()
+    (out / "benchmarks.md").write_text("# Benchmarks\n\nother rows\n")
+    assert kernels.main(["--quick", "--only", "elementwise add", "--out", str(out)]) == 0
+    r = json.loads((out / "data" / "kernels.json").read_text())
+    (row,) = r["rows"]
+    assert row["name"] == "elementwise add" and row["user"]["ms"] > 0 and row["builtin"]["ms"] > 0
+    page = (out / "benchmarks.md").read_text()
+    assert "other rows" in page and page.count(kernels.BEGIN) == 1 and "| elementwise add |" in page
+    kernels.main(["--quick", "--only", "elementwise add", "--out", str(out)])  # refreshed, not appended
+    assert (out / "benchmarks.md").read_text().count(kernels.BEGIN) == 1

@@ -121,21 +121,36 @@ py::dict kernel_limits(uintptr_t program, const std::string& kernel) {
 // out = kernel(inputs...) through the elementwise launcher (ops/elementwise.c's strategies:
 // contiguous, rows, vector forms): broadcasting and strides through TensorIterator, 0-dim CPU
 // tensors as scalar operands. Every operand has the compute dtype already (torch_axon/kernels/
-// casts); the family is ew_common, the shared math, then the user's registered file.
-void user_elementwise(const std::string& family, const std::string& kernel, at::Tensor& out,
-                      const std::vector<at::Tensor>& inputs) {
+// casts); the family is ew_common, then the user's registered file. Without `out` the
+// iterator allocates it (the broadcast shape, laid out as the inputs are) in `dtype`.
+at::Tensor user_elementwise(const std::string& family, const std::string& kernel,
+                            std::optional<at::Tensor> out, const std::vector<at::Tensor>& inputs,
+                            std::optional<at::ScalarType> dtype) {
   TORCH_CHECK(inputs.size() >= 1 && inputs.size() <= 3, "axon elementwise kernel ", kernel,
               ": 1 to 3 inputs, not ", inputs.size());
-  c10::DeviceGuard guard(out.device());
-  check_dtype_supported(out.scalar_type(), out.device().index());
   at::TensorIteratorConfig config;
-  config.add_output(out);
+  config.allow_cpu_scalars(true).check_all_same_dtype(false);
+  c10::Device device = c10::kCPU;
+  for (const at::Tensor& t : inputs)
+    if (t.device().type() == c10::DeviceType::PrivateUse1) device = t.device();
+  if (out) {
+    device = out->device();
+    config.add_output(*out);
+  } else {
+    TORCH_CHECK(dtype && device.type() == c10::DeviceType::PrivateUse1, "axon elementwise kernel ",
+                kernel, ": an axon input and a dtype, or an output");
+    config.add_owned_output(at::Tensor()).declare_static_dtype_and_device(*dtype, device);
+  }
+  c10::DeviceGuard guard(device);
   for (const at::Tensor& t : inputs) config.add_const_input(t);
-  auto iter = config.allow_cpu_scalars(true).check_all_same_dtype(false).build();
+  auto iter = config.build();
+  const at::Tensor& result = iter.output();
+  check_dtype_supported(result.scalar_type(), device.index());
   axon_ew_desc d = make_ew_desc(iter);
-  check(axon_elementwise_kernel(stream_for(out), family.c_str(), kernel.c_str(),
-                                to_axon_dtype(out.scalar_type()), &d, 0.0, 0.0),
+  check(axon_elementwise_kernel(stream_for(result), family.c_str(), kernel.c_str(),
+                                to_axon_dtype(result.scalar_type()), &d, 0.0, 0.0),
         kernel.c_str());
+  return result;
 }
 
 py::dict kernel_device_limits(int device) {
@@ -178,7 +193,7 @@ void bind_source_kernels(py::module_& m) {
   m.def("_kernel_device_limits", kernel_device_limits, py::arg("device"));
   m.def("_register_kernel_file", register_kernel_file, py::arg("name"), py::arg("text"));
   m.def("_user_elementwise", user_elementwise, py::arg("family"), py::arg("kernel"), py::arg("out"),
-        py::arg("inputs"));
+        py::arg("inputs"), py::arg("dtype") = py::none());
   m.def("_launch", launch, py::arg("program"), py::arg("kernel"), py::arg("device"),
         py::arg("global_size"), py::arg("local_size"), py::arg("signature"), py::arg("args"));
 }

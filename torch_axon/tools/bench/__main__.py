@@ -20,7 +20,7 @@ import sys
 import torch
 
 from .. import add_output_args, output_dirs
-from . import ceilings, cold_start, collectives, compiled, models, ops, optim, pointwise, report
+from . import ceilings, cold_start, collectives, compiled, kernels, models, ops, optim, pointwise, report
 from .timing import compare
 
 
@@ -306,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--skip-cold-start", action="store_true")
     p.add_argument("--skip-optim", action="store_true", help="no optimizer-step rows (optim.py)")
     p.add_argument("--skip-compiled", action="store_true", help="no torch.compile rows")
+    p.add_argument("--skip-kernels", action="store_true", help="no rows of kernels users write (kernels.py)")
     p.add_argument("--skip-collectives", action="store_true", help="no torch.distributed rows (collectives.py)")
     p.add_argument("--pointwise-repeats", type=int, default=3, help="samples per backend per pointwise case")
     p.add_argument("--repeats", type=int, default=7, help="samples per backend per operator workload")
@@ -360,8 +361,14 @@ def main(argv: list[str] | None = None) -> int:
     results["optim"] = {"rows": []} if args.skip_optim else run_optim(args)
     print("torch.compile:", flush=True)
     results["compiled"] = [] if args.skip_compiled else run_compiled(args)
+    print("kernels users write:", flush=True)
+    results["kernels"] = (
+        {"rows": [], "targets": []}
+        if args.skip_kernels
+        else kernels.measure(args.quick, args.model_repeats, args.sample_s, args.only)
+    )
     results["fallback_ops"] = torch.axon.fallback_ops()
-    results["targets"] = targets(results)
+    results["targets"] = targets(results) + results["kernels"]["targets"]
     if not args.skip_collectives and (not args.only or args.only in "collectives"):
         # Its own page (a table per group size) beside this one; its targets join this page's.
         print("collectives (torch.distributed, axon backend vs Gloo):", flush=True)

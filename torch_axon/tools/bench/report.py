@@ -105,6 +105,12 @@ def markdown(results: dict, chart_dir: str | None) -> str:
         )
     lines += _optim(results.get("optim") or {}, base)
     lines += _compiled(results.get("compiled") or [], base)
+    if (results.get("kernels") or {}).get("rows"):
+        from . import kernels
+
+        run = {"date": results.get("date"), "device": results["device"]["name"], "command": results.get("command")}
+        section = kernels.markdown({**results["kernels"], **run})
+        lines += ["", kernels.BEGIN, section + kernels.END]
     lines += _cold_start(results.get("cold_start") or {})
     lines += _pointwise(results.get("pointwise") or [], base, chart_dir)
     fallbacks = results.get("fallback_ops") or {}
