@@ -132,3 +132,24 @@ def test_elementwise_kernel_fuses_under_compile():
     assert _kernels(code) == 1 and "axon_user_test_fused_scaled_float" in code, code
     assert not torch.axon.fallback_ops()
     torch.testing.assert_close(got.cpu(), torch.relu((x * y + 0.5) * 2), **tol(torch.float32))
+
+
+def test_elementwise_kernel_runs_on_float8_in_compiled_kernels():
+    """A float32 body that compiles on vectors runs eight lanes at a time in a flat compiled
+    kernel, as built-in ops' kernels do (vectorize.py); a body with an `if` keeps scalar lanes."""
+    from torch_axon.kernels import ElementwiseKernel
+
+    smooth = ElementwiseKernel("T x", "T y", "y = tanh(x) * 0.5f;", "test_vec_smooth")
+    branchy = ElementwiseKernel("T x", "T y", "if (x > 0) y = x; else y = tanh(x);", "test_vec_branchy")
+    x = torch.randn(4096)
+    for kernel, vectorised, expected in (
+        (smooth, True, torch.tanh(x) * 0.5),
+        (branchy, False, torch.where(x > 0, x, torch.tanh(x))),
+    ):
+        torch._dynamo.reset()
+        with fresh_cache():
+            got, codes = run_and_get_code(torch.compile(lambda a, k=kernel: k(a) * 2 + 1), x.to("axon"))
+        code = "\n".join(codes)
+        assert _kernels(code) == 1, code
+        assert (f"axon_user_{kernel.name}_float8(" in code and "vload8" in code) == vectorised, code
+        torch.testing.assert_close(got.cpu(), expected * 2 + 1, **tol(torch.float32))

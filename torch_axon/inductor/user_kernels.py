@@ -28,13 +28,21 @@ import torch
 # (function name, OpenCL C source) of a user kernel's function for a C type ("float", "int"...).
 CFunction = Callable[[str], tuple[str, str]]
 
-_pending: dict[torch._ops.OpOverload, CFunction] = {}
-_registered: dict[torch._ops.OpOverload, CFunction] = {}
+# (function name, source) of its float8 form on a device, or None where the body does not
+# compile on vectors (an `if` on an input).
+VectorFunction = Callable[[int], tuple[str, str] | None]
+
+_pending: dict[torch._ops.OpOverload, tuple[CFunction, VectorFunction | None]] = {}
+_registered: dict[torch._ops.OpOverload, tuple[CFunction, VectorFunction | None]] = {}
 # Every function a lowering has called, by name: OpenCLOverrides takes definitions from here.
 _functions: dict[str, str] = {}
+# Float functions with a float8 form: scalar name -> vector name (vectorize.py swaps them).
+_vector_names: dict[str, str] = {}
 
 
-def register_fusible(op: torch._ops.OpOverload, c_function: CFunction) -> None:
+def register_fusible(
+    op: torch._ops.OpOverload, c_function: CFunction, vector_function: VectorFunction | None = None
+) -> None:
     """Lowers `op` (its arguments all tensors, one tensor out) on axon to a call of the function
     `c_function(ctype)` gives, computed in the output dtype's compute type (float for float16 and
     bfloat16, whose values Inductor keeps in float); the output's dtype and shape are those of
@@ -43,8 +51,12 @@ def register_fusible(op: torch._ops.OpOverload, c_function: CFunction) -> None:
 
     The op should carry ``torch.Tag.flexible_layout``: without it Inductor fixes the strides of
     its inputs before any lowering, which stores a computed input in a buffer of its own (an
-    extra kernel where that input is broadcast)."""
-    _pending[op] = c_function
+    extra kernel where that input is broadcast).
+
+    `vector_function(device)` gives the float function's float8 form where it has one: a flat
+    float32 kernel calling it then runs on eight lanes (vectorize.py), as kernels of built-in
+    ops do; its definition travels with the scalar one."""
+    _pending[op] = (c_function, vector_function)
     if "torch._inductor.lowering" in sys.modules:
         install_pending()
 
@@ -52,8 +64,8 @@ def register_fusible(op: torch._ops.OpOverload, c_function: CFunction) -> None:
 def install_pending() -> None:
     from torch._inductor.lowering import user_lowerings
 
-    for op, c_function in list(_pending.items()):
-        user_lowerings[op] = _lowering(op, c_function)
+    for op, (c_function, vector_function) in list(_pending.items()):
+        user_lowerings[op] = _lowering(op, c_function, vector_function)
         _registered[op] = _pending.pop(op)
 
 
@@ -68,13 +80,23 @@ def digest() -> str:
     """A digest of every registered kernel's function, for the FX graph cache's key: a graph
     names the op only, and the same name may carry another body in another program."""
     h = hashlib.sha256()
-    for op, c_function in sorted({**_registered, **_pending}.items(), key=lambda item: str(item[0])):
+    for op, (c_function, _) in sorted({**_registered, **_pending}.items(), key=lambda item: str(item[0])):
         h.update(str(op).encode())
         h.update(c_function("float")[1].encode())
     return h.hexdigest()
 
 
-def _lowering(op: torch._ops.OpOverload, c_function: CFunction):
+def vector_names() -> set[str]:
+    """The names of user functions' float8 forms."""
+    return set(_vector_names.values())
+
+
+def vector_name(name: str) -> str | None:
+    """The float8 form's name of a user function, if it has one."""
+    return _vector_names.get(name)
+
+
+def _lowering(op: torch._ops.OpOverload, c_function: CFunction, vector_function: VectorFunction | None):
     def lower(*args, **kwargs):
         from torch._inductor import ir
         from torch._inductor.lowering import broadcast_tensors, make_pointwise, maybe_copy_cpu_scalar
@@ -95,6 +117,10 @@ def _lowering(op: torch._ops.OpOverload, c_function: CFunction):
             return None
         compute = torch.float32 if out.dtype in (torch.float16, torch.bfloat16) else out.dtype
         name, source = c_function(compute_type(compute))
+        vector = vector_function(out.device.index) if vector_function and compute == torch.float32 else None
+        if vector:
+            _vector_names[name] = vector[0]
+            source = f"{source}\n{vector[1]}"
         if _functions.setdefault(name, source) != source:
             raise RuntimeError(f"axon: two user kernels define the OpenCL C function {name!r} differently")
         inputs = broadcast_tensors(*args)

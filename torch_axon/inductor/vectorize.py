@@ -21,6 +21,8 @@ from __future__ import annotations
 import functools
 import re
 
+from .user_kernels import vector_name, vector_names
+
 WIDTH = 8
 
 _NAME = r"[A-Za-z_]\w*"
@@ -97,12 +99,14 @@ def vector_step(body: str, indexing: str, index_type: str, lanes: int, strides: 
             if any(re.search(rf"\b{mask}\b", _SELECT.sub("", expr)) for mask in masks):
                 return None
             vector = expr.replace("(float)(", "(float8)(").replace("(float, ", "(float8, ")
+            # A user kernel's function (user_kernels.py) calls its float8 form, where it has one.
+            vector = _IDENTIFIER.sub(lambda w: vector_name(w.group(0)) or w.group(0), vector)
             lines.append(f"float8 {name} = {vector};")
             floats.add(name)
         else:
             return None
     known = floats | masks | pointers | index_vars | vector_macros() | _BUILTINS | _CONSTANTS
-    known |= {"float8", "int8", "vload8", "axon_vstore8_from", "xfirst", "xindex"}
+    known |= {"float8", "int8", "vload8", "axon_vstore8_from", "xfirst", "xindex"} | vector_names()
     for line in lines:
         if any(word not in known for word in _IDENTIFIER.findall(line)):
             return None

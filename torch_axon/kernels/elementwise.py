@@ -82,7 +82,7 @@ class ElementwiseKernel:
         self.op = self._register_op()
         from ..inductor.user_kernels import register_fusible
 
-        register_fusible(self.op, self._compiled_function)
+        register_fusible(self.op, self._compiled_function, self._compiled_vector_function)
 
     def _compiled_function(self, ctype: str) -> tuple[str, str]:
         """The body for torch.compile's kernels: named per op and type (a kernel may call it for
@@ -91,6 +91,14 @@ class ElementwiseKernel:
         if self.preamble:
             guard = f"AXON_PREAMBLE_{hashlib.sha1(self.preamble.encode()).hexdigest()[:12]}"
             text = f"#ifndef {guard}\n#define {guard}\n{self.preamble}\n#endif\n{text}"
+        return name, text
+
+    def _compiled_vector_function(self, device: int) -> tuple[str, str] | None:
+        """The float8 form for compiled kernels, where the body compiles on vectors."""
+        self._family(device)  # probes the body on float8 once per device
+        if not self._vector[device]:
+            return None
+        name, text = self.c_function("float8", f"axon_user_{self.op._opname}_float8")
         return name, text
 
     def __repr__(self) -> str:
