@@ -26,7 +26,7 @@ MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench warmup models \
+.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench bench-kernels warmup models \
 	modules accuracy wheel-check test-slow
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
@@ -103,6 +103,12 @@ bench: setup
 	$(PYTHON) -m torch_axon.tools.bench \
 		$(if $(filter --quick,$(BENCH_ARGS)),--out build/bench-quick --data build/bench-quick,$(TOOL_OUTPUT)) \
 		$(BENCH_ARGS)
+
+# Kernels users write (torch_axon/kernels/, examples/) against the built-in ops they replace, eager
+# and compiled (rewrites docs/benchmarks-kernels.md and its section of docs/benchmarks.md; a few
+# minutes). `make bench` runs these rows too.
+bench-kernels: setup
+	$(PYTHON) -m torch_axon.tools.bench.kernels $(TOOL_OUTPUT) $(BENCH_ARGS)
 
 # The error of Axon's vector-form math against float64 (rewrites docs/vector-math.md).
 accuracy: setup

@@ -120,12 +120,16 @@ def test_argument_errors(axpy):
         axpy.axpy(y, y, 1.0, 8, threads=8, group_size=3)
 
 
-def test_profiler_names_the_kernel(axpy):
-    y = torch.zeros(64, device="axon")
-    with torch.profiler.profile() as prof:
-        axpy.axpy(y, y, 1.0, 64)
+def test_profiler_names_the_kernel_with_device_time(axpy):
+    from torch.profiler import ProfilerActivity, profile
+
+    y = torch.zeros(1 << 16, device="axon")
+    axpy.axpy(y, y, 1.0, y.numel())
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        axpy.axpy(y, y, 1.0, y.numel())
         torch.axon.synchronize()
-    assert any(e.name == "axpy" for e in prof.events())
+    (event,) = [e for e in prof.events() if e.name == "axpy" and e.device_type != torch.autograd.DeviceType.CPU]
+    assert event.device_time_total > 0
 
 
 def test_elementwise_kernel_broadcast_scalars_and_dtypes():
