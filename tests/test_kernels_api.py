@@ -211,3 +211,16 @@ def test_device_properties_for_kernel_authors():
     assert props.preferred_vector_width["float"] >= 1 and props.native_vector_width["float"] >= 1
     assert props.max_work_item_sizes[0] >= 1
     assert isinstance(props.extensions, tuple)
+
+
+def test_reduction_kernel_under_compile_is_one_node():
+    from torch._inductor.utils import run_and_get_code
+
+    sumsq = ReductionKernel("T x", "T y", map_expr="x * x", reduce_expr="a + b", identity="0", name="test_sumsq")
+    x = torch.randn(8, 100)
+    torch._dynamo.reset()
+    torch.axon.fallback_ops(reset=True)
+    got, codes = run_and_get_code(torch.compile(lambda t: sumsq(t + 1, dim=1) * 2, fullgraph=True), x.to("axon"))
+    assert "axon_kernels.test_sumsq.default" in "\n".join(codes)
+    assert not torch.axon.fallback_ops()
+    torch.testing.assert_close(got.cpu(), ((x + 1) ** 2).sum(1) * 2)
