@@ -26,10 +26,9 @@ Run ``python examples/rotary.py`` to time it against the PyTorch composition.
 from __future__ import annotations
 
 import functools
-import math
-import time
 
 import torch
+from best_time import best_ms
 from torch import Tensor
 
 KERNELS = r"""
@@ -243,18 +242,6 @@ def rotary_tables(seq: int, head_dim: int, base: float = 10000.0, device=None) -
     return emb.cos().to(device), emb.sin().to(device)
 
 
-def _time_ms(fn, repeats: int = 10) -> float:
-    fn()
-    torch.axon.synchronize()
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        torch.axon.synchronize()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
-
-
 def main() -> None:
     torch.manual_seed(0)
     q, k = (torch.randn(1, 8, 2048, 64, device="axon") for _ in range(2))
@@ -263,8 +250,8 @@ def main() -> None:
         (a - b).abs().max().item()
         for a, b in zip(apply_rotary(q, k, cos, sin), reference_rotary(q, k, cos, sin), strict=True)
     )
-    fused = _time_ms(functools.partial(apply_rotary, q, k, cos, sin))
-    reference = _time_ms(functools.partial(reference_rotary, q, k, cos, sin))
+    fused = best_ms(functools.partial(apply_rotary, q, k, cos, sin))
+    reference = best_ms(functools.partial(reference_rotary, q, k, cos, sin))
     print(
         f"q, k of {tuple(q.shape)}: apply_rotary {fused:.2f} ms, PyTorch ops {reference:.2f} ms, max |diff| {error:.1e}"
     )

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import functools
 import math
-import time
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
+from best_time import best_ms
 from torch import Tensor
 
 KERNELS = r"""
@@ -252,26 +252,14 @@ def tiled_attention(q: Tensor, k: Tensor, v: Tensor, causal: bool = False, scale
     return _attention_op(q, k, v, causal, 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale)
 
 
-def _time_ms(fn, repeats: int = 5) -> float:
-    fn()
-    torch.axon.synchronize()
-    best = math.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        torch.axon.synchronize()
-        best = min(best, time.perf_counter() - start)
-    return best * 1e3
-
-
 def main() -> None:
     torch.manual_seed(0)
     q, k, v = (torch.randn(1, 8, 2048, 64, device="axon") for _ in range(3))
     for causal in (False, True):
         want = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         error = (tiled_attention(q, k, v, causal) - want).abs().max().item()
-        ours = _time_ms(functools.partial(tiled_attention, q, k, v, causal))
-        sdpa = _time_ms(functools.partial(F.scaled_dot_product_attention, q, k, v, is_causal=causal))
+        ours = best_ms(functools.partial(tiled_attention, q, k, v, causal))
+        sdpa = best_ms(functools.partial(F.scaled_dot_product_attention, q, k, v, is_causal=causal))
         print(f"causal={causal!s:5}  tiled_attention {ours:7.1f} ms  SDPA {sdpa:7.1f} ms  max |diff| {error:.1e}")
 
 

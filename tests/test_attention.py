@@ -30,13 +30,8 @@ TOL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _native_only():
-    """Every test runs natively: nothing through Axon's counted CPU fallback."""
-    torch.axon.fallback_ops(reset=True)
-    yield
-    used = torch.axon.fallback_ops(reset=True)
-    assert not used, f"ops fell back to the CPU: {used}"
+# Everything runs natively: nothing through Axon's counted CPU fallback (conftest.py).
+pytestmark = pytest.mark.usefixtures("no_fallback")
 
 
 def fused():

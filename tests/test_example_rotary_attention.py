@@ -16,14 +16,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "examples")
 import rotary  # noqa: E402
 import tiled_attention  # noqa: E402
 
-
-@pytest.fixture(autouse=True)
-def _native_only():
-    """Everything runs natively: nothing through Axon's counted CPU fallback."""
-    torch.axon.fallback_ops(reset=True)
-    yield
-    used = torch.axon.fallback_ops(reset=True)
-    assert not used, f"ops fell back to the CPU: {used}"
+# Everything runs natively: nothing through Axon's counted CPU fallback (conftest.py).
+pytestmark = pytest.mark.usefixtures("no_fallback")
 
 
 def rotary_inputs(head_dim, dtype=torch.float32, kv_heads=2, seq=10, tables="llama"):

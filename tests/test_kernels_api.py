@@ -224,3 +224,28 @@ def test_reduction_kernel_under_compile_is_one_node():
     assert "axon_kernels.test_sumsq.default" in "\n".join(codes)
     assert not torch.axon.fallback_ops()
     torch.testing.assert_close(got.cpu(), ((x + 1) ** 2).sum(1) * 2)
+
+
+def test_programs_are_cached_on_disk(tmp_path):
+    """A second process finds the built program in the disk cache and builds nothing."""
+    import os
+    import subprocess
+    import sys
+    import uuid
+
+    script = f"""
+import torch, torch_axon
+y = torch.ones(4, device="axon")
+before = torch.axon.kernel_cache_stats()
+lib = torch.axon.compile_shader('// {uuid.uuid4()}\\n' + {AXPY!r})
+lib.axpy(y, y, 1.0, 4)
+after = torch.axon.kernel_cache_stats()
+print(after["builds"] - before["builds"], after["disk_hits"] - before["disk_hits"], y.sum().item())
+"""
+    env = {**os.environ, "AXON_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr
+    first, second = (run.stdout.split() for run in runs)
+    assert first[0] != "0" and first[2] == "8.0"  # built, and it ran
+    assert second[:2] == ["0", "1"] and second[2] == "8.0"  # loaded from disk, and it ran
