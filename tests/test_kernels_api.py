@@ -249,3 +249,23 @@ print(after["builds"] - before["builds"], after["disk_hits"] - before["disk_hits
     first, second = (run.stdout.split() for run in runs)
     assert first[0] != "0" and first[2] == "8.0"  # built, and it ran
     assert second[:2] == ["0", "1"] and second[2] == "8.0"  # loaded from disk, and it ran
+
+
+def test_required_group_size_empty_tensors_and_tensor_numbers():
+    lib = compile_shader(
+        """
+__kernel __attribute__((reqd_work_group_size(16, 1, 1)))
+void fill(__global float *out, __global const float *maybe, float4 v) {
+    size_t i = get_global_id(0);
+    out[i] = (maybe ? maybe[0] : -1.0f) + v.x + v.y + v.z + v.w;
+}"""
+    )
+    out = torch.empty(32, device="axon")
+    # The group the kernel requires, without group_size=; an empty tensor arrives as NULL; a
+    # float4 from a CPU tensor of four numbers.
+    lib.fill(out, torch.empty(0, device="axon"), torch.tensor([1.0, 2.0, 3.0, 4.0]), threads=32)
+    torch.testing.assert_close(out.cpu(), torch.full((32,), 9.0))
+    lib.fill(out, torch.full((1,), 5.0, device="axon"), (0.0, 0.0, 0.0, 0.0), threads=32)
+    torch.testing.assert_close(out.cpu(), torch.full((32,), 5.0))
+    with pytest.raises(ValueError, match="whole number of groups"):
+        lib.fill(out, out, (0.0,) * 4, threads=24)

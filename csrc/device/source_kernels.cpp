@@ -58,7 +58,8 @@ void launch(uintptr_t program, const std::string& kernel, int device,
       TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1 && t.device().index() == device,
                   "axon launch: argument ", i, " of ", kernel, " is on ", t.device(),
                   ", not on axon:", device);
-      out[i] = {AXON_ARG_BUFFER, t.data_ptr(), 0};
+      // An empty tensor has no memory: the kernel gets a NULL pointer.
+      out[i] = {AXON_ARG_BUFFER, t.numel() ? t.data_ptr() : nullptr, 0};
       continue;
     }
     ScalarArg& s = scalars[i];
@@ -153,6 +154,14 @@ at::Tensor user_elementwise(const std::string& family, const std::string& kernel
   return result;
 }
 
+py::tuple kernel_required_group(uintptr_t program, const std::string& kernel) {
+  size_t group[3];
+  check(
+      axon_kernel_required_group(reinterpret_cast<axon_program_t>(program), kernel.c_str(), group),
+      kernel.c_str());
+  return py::make_tuple(group[0], group[1], group[2]);
+}
+
 py::dict kernel_device_limits(int device) {
   axon_kernel_device_limits limits{};
   check(axon_kernel_device_limits_get(device, &limits), "device limits");
@@ -190,6 +199,7 @@ void bind_source_kernels(py::module_& m) {
   m.def("_kernel_arg_type", kernel_arg_type, py::arg("program"), py::arg("kernel"),
         py::arg("index"));
   m.def("_kernel_limits", kernel_limits, py::arg("program"), py::arg("kernel"));
+  m.def("_kernel_required_group", kernel_required_group, py::arg("program"), py::arg("kernel"));
   m.def("_kernel_device_limits", kernel_device_limits, py::arg("device"));
   m.def("_register_kernel_file", register_kernel_file, py::arg("name"), py::arg("text"));
   m.def("_user_elementwise", user_elementwise, py::arg("family"), py::arg("kernel"), py::arg("out"),

@@ -25,7 +25,13 @@ struct launch_args {
 /* clSetKernelArg unless the argument already holds this value. */
 static cl_int set_arg(kernel_entry *e, cl_uint index, size_t size, const void *value) {
   if (!e->args) e->args = calloc(1, sizeof *e->args); /* without it, every argument is set */
-  arg_value *cached = e->args && index < MAX_CACHED_ARGS && value ? &e->args->values[index] : NULL;
+  arg_value *cached = e->args && index < MAX_CACHED_ARGS ? &e->args->values[index] : NULL;
+  if (cached && !value) {
+    /* No value (a __local size, a NULL buffer): set every time, and forget the last value, so
+     * that a value like it set next is not skipped. */
+    cached->size = 0;
+    return clSetKernelArg(e->kernel, index, size, NULL);
+  }
   if (cached && cached->size == size && !memcmp(cached->bytes, value, size)) return CL_SUCCESS;
   cl_int err = clSetKernelArg(e->kernel, index, size, value);
   if (!cached || err != CL_SUCCESS) return err;
@@ -46,7 +52,12 @@ static axon_status_t set_args(kernel_entry *e, const char *name, const axon_arg 
   cl_uint index = 0;
   for (int i = 0; i < nargs; i++) {
     cl_int err;
-    if (args[i].kind == AXON_ARG_BUFFER) {
+    if (args[i].kind == AXON_ARG_BUFFER && !args[i].ptr) {
+      /* No memory (an empty tensor): the kernel sees a NULL pointer (OpenCL 1.2, 5.7.2). */
+      cl_ulong zero = 0;
+      err = set_arg(e, index++, sizeof(cl_mem), NULL);
+      if (err == CL_SUCCESS) err = set_arg(e, index++, sizeof zero, &zero);
+    } else if (args[i].kind == AXON_ARG_BUFFER) {
       cl_mem mem;
       size_t off = 0;
       AXON_TRY(axon_resolve_mem(args[i].ptr, &mem, &off));

@@ -823,3 +823,20 @@ axon_status_t axon_kernel_limits_get(axon_program_t program, const char *name,
   pthread_mutex_unlock(&launch_lock);
   return st;
 }
+
+axon_status_t axon_kernel_required_group(axon_program_t program, const char *name,
+                                         size_t group[3]) {
+  pthread_mutex_lock(&launch_lock);
+  cl_kernel kernel = NULL;
+  axon_status_t st = query_kernel(program, name, &kernel);
+  group[0] = group[1] = group[2] = 0;
+  if (st == AXON_SUCCESS) {
+    cl_int err =
+        clGetKernelWorkGroupInfo(kernel, program->device->id, CL_KERNEL_COMPILE_WORK_GROUP_SIZE,
+                                 3 * sizeof *group, group, NULL);
+    if (err != CL_SUCCESS)
+      st = axon_fail(err, "kernel \"%s\": work-group info: %s", name, axon_status_name(err));
+  }
+  pthread_mutex_unlock(&launch_lock);
+  return st;
+}

@@ -106,10 +106,20 @@ class Kernel:
         global_size = _threads(self.name, threads, args)
         if global_size is None:
             return  # an empty grid: nothing to run
-        local_size = (
-            [] if group_size is None and decl.fixed_group else _group(self.name, group_size, global_size, device)
-        )
+        if group_size is None and decl.fixed_group:
+            group_size = self._required_group(program, len(global_size))
+        local_size = _group(self.name, group_size, global_size, device)
         _C._launch(program, self.name, device, global_size, local_size, signature, values)
+
+    def _required_group(self, program: int, dims: int) -> list[int] | None:
+        """The size the kernel's reqd_work_group_size names: a launch must use exactly that
+        (OpenCL 1.2 refuses one that leaves it to the driver)."""
+        group = list(_C._kernel_required_group(program, self.name))
+        if not group[0]:
+            return None
+        if any(n != 1 for n in group[dims:]):
+            raise ValueError(f"kernel {self.name} requires work-groups of {tuple(group)}: launch it over 3 dimensions")
+        return group[:dims]
 
     def _convert(self, arg: _Arg, value, device: int):
         p = arg.param
@@ -121,16 +131,17 @@ class Kernel:
                 raise ValueError(f"{what} is on {value.device}; the kernel runs on axon:{device}")
             _check_pointee(what, arg.type_name, value.dtype)
             return value
-        if isinstance(value, torch.Tensor) and value.dim() > 0:
-            raise TypeError(f"{what} is {arg.type_name}: needs a number, got a tensor of shape {tuple(value.shape)}")
         if arg.letter == "L":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{what} is {p.type_text}: needs the number of bytes of local memory (an int)")
             return value
+        # The checks (and a CPU tensor's values) are pack's; the launch converts int, long, float
+        # and double itself.
+        packed = cl.pack(arg.type_name, value, what)
         if arg.letter == "r":
-            return cl.pack(arg.type_name, value, what)
-        # The launch converts int, long, float, double itself; the checks are pack's.
-        cl.pack(arg.type_name, value, what)
+            return packed
+        if isinstance(value, torch.Tensor):
+            value = value.item()
         return float(value) if arg.letter in "fd" else int(value)
 
 

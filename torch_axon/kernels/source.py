@@ -48,7 +48,7 @@ class KernelDecl:
     name: str
     params: tuple[Param, ...]
     line: int  # 1-based, for messages
-    fixed_group: bool  # declares reqd_work_group_size: the driver then takes that size
+    fixed_group: bool  # declares reqd_work_group_size: launches take exactly that size
 
 
 def mask(source: str) -> str:

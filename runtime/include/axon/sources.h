@@ -23,6 +23,11 @@ typedef struct axon_kernel_device_limits {
 } axon_kernel_device_limits;
 AXON_API axon_status_t axon_kernel_device_limits_get(int device, axon_kernel_device_limits *limits);
 
+/* The work-group size a kernel declares with reqd_work_group_size (CL_KERNEL_COMPILE_WORK_GROUP
+ * _SIZE), or zeros where it declares none: a launch must then use exactly that size. */
+AXON_API axon_status_t axon_kernel_required_group(axon_program_t program, const char *name,
+                                                  size_t group[3]);
+
 #ifdef __cplusplus
 }
 #endif
