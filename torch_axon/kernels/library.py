@@ -134,6 +134,8 @@ class Kernel:
         if arg.letter == "L":
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{what} is {p.type_text}: needs the number of bytes of local memory (an int)")
+            if value < 1:
+                raise ValueError(f"{what} is {p.type_text}: {value} bytes of local memory (at least 1)")
             return value
         # The checks (and a CPU tensor's values) are pack's; the launch converts int, long, float
         # and double itself.
