@@ -85,8 +85,18 @@ axon_dtype to_axon_dtype(at::ScalarType type) {
 
 void check_dtype_supported(at::ScalarType type, c10::DeviceIndex device) {
   axon_dtype d = to_axon_dtype(type);
-  TORCH_CHECK_NOT_IMPLEMENTED(axon_device_supports_dtype(device, d), "axon: ", type,
-                              " is not supported on axon device ", int(device),
+  if (axon_device_supports_dtype(device, d)) return;
+  // Not the dtype's fault when there is no such device (a CPU tensor reached an axon op) or
+  // the device cannot be used (a forked child): say which.
+  TORCH_CHECK(device >= 0,
+              "Expected all tensors to be on the same device, but an axon op was "
+              "given a ",
+              type, " tensor on the cpu");
+  axon_device_info info;
+  axon_status_t st = axon_device_get_info(device, &info);
+  if (st != AXON_SUCCESS) throw_status(st, "axon device");
+  TORCH_CHECK_NOT_IMPLEMENTED(false, "axon: ", type, " is not supported on axon device ",
+                              int(device),
                               " (the OpenCL device lacks cl_khr_fp64); Axon never downcasts "
                               "silently: convert the tensor to float32 first");
 }

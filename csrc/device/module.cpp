@@ -5,6 +5,7 @@
 #include <torch/csrc/Generator.h>
 #include <torch/extension.h>
 
+#include "axon/fault.h"
 #include "axon_glue.h"
 
 namespace axon {
@@ -12,6 +13,12 @@ namespace {
 
 void check(axon_status_t st, const char* what) {
   if (st != AXON_SUCCESS) throw_status(st, what);
+}
+
+axon_fault_kind fault_kind(const std::string& name) {
+  for (int k = 0; k < AXON_FAULT_KIND_COUNT; k++)
+    if (name == axon_fault_kind_name(axon_fault_kind(k))) return axon_fault_kind(k);
+  TORCH_CHECK_VALUE(false, "fault kind \"", name, "\": one of alloc, build, launch, copy");
 }
 
 py::dict device_info(int index) {
@@ -144,6 +151,14 @@ PYBIND11_MODULE(_C, m) {
     check(axon_memory_info(i, &free_bytes, &total), "mem_get_info");
     return py::make_tuple(free_bytes, total);
   });
+  // Fault injection for reliability tests (runtime/include/axon/fault.h).
+  m.def(
+      "_fault_arm",
+      [](const std::string& kind, uint64_t n) {
+        check(axon_fault_arm(fault_kind(kind), n), "arm");
+      },
+      py::arg("kind"), py::arg("n"));
+  m.def("_fault_count", [](const std::string& kind) { return axon_fault_count(fault_kind(kind)); });
   m.def("fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
   m.def("kernel_cache_stats", [] {
     axon_cache_stats s;

@@ -5,6 +5,7 @@
 /* The buffer behind a device address and the stream to use (the device's default if NULL). */
 static axon_status_t copy_target(const void *device_ptr, axon_stream_t *stream, cl_mem *mem,
                                  size_t *offset) {
+  AXON_FAULT_POINT(AXON_FAULT_COPY, CL_OUT_OF_RESOURCES, "copy");
   AXON_TRY(axon_resolve_mem(device_ptr, mem, offset));
   int device = -1;
   axon_is_device_ptr(device_ptr, &device);

@@ -94,13 +94,33 @@ static void place_driver_cache(void) {
   if (!axon_dir || getenv("POCL_CACHE_DIR")) return;
   char dir[1100];
   snprintf(dir, sizeof dir, "%s/pocl", axon_dir);
-  mkdir(dir, 0755);
+  mkdir(dir, 0700); /* private, as Axon's folder is (cache_dir.c) */
   setenv("POCL_CACHE_DIR", dir, 0);
+}
+
+static volatile int forked_child;
+
+static void mark_forked_child(void) {
+  forked_child = 1;
+}
+
+int axon_forked_child(void) {
+  return forked_child;
+}
+
+axon_status_t axon_forked_child_error(void) {
+  return axon_fail(AXON_ERROR_FORKED,
+                   "axon cannot be used in a process forked after axon was initialised in its "
+                   "parent (the OpenCL driver's threads do not survive fork). To use axon with "
+                   "multiprocessing, use the 'spawn' (or 'forkserver') start method; DataLoader "
+                   "workers that do not touch axon may fork");
 }
 
 static void discover(void) {
   cl_platform_id platforms[16];
   cl_uint nplat = 0;
+  /* From here on the driver runs threads of its own: a forked child must not use it. */
+  pthread_atfork(NULL, NULL, mark_forked_child);
   place_driver_cache();
   if (clGetPlatformIDs(16, platforms, &nplat) != CL_SUCCESS || nplat == 0) {
     discovery_status = AXON_ERROR_NO_DEVICE;
@@ -201,6 +221,7 @@ cl_int axon_device_queue(axon_device *d, cl_command_queue *queue) {
 }
 
 axon_status_t axon_device_get(int index, axon_device **device) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   if (index >= 0 && index < device_total && devices[index].context) {
     *device = &devices[index];
     return AXON_SUCCESS;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "axon/axon.h"
+#include "axon/fault.h"
 
 #define AXON_MAX_DEVICES 16
 
@@ -74,6 +75,26 @@ extern const axon_embedded_source axon_embedded_sources[];
 /* Build options common to all kernel families for a dtype: T, its storage and compute
  * types and the loader/storer macros (see kernels/common.cl). */
 const char *axon_dtype_macro(axon_dtype dtype);
+
+/* 1 in a process forked after this one's devices were discovered (device.c). The driver's
+ * threads and queues do not survive fork: a child that called into OpenCL would wait forever
+ * on work no thread runs. Entry points refuse with AXON_ERROR_FORKED instead; frees do
+ * nothing (the memory is the parent's, and a lock the fork copied may be held). */
+/* Fault injection (fault.c): whether this event of `kind` is the one armed to fail, and the
+ * error for it (status as the driver's own failure would give). */
+int axon_fault_hit(axon_fault_kind kind);
+axon_status_t axon_fault_injected(axon_fault_kind kind, axon_status_t status, const char *what);
+#define AXON_FAULT_POINT(kind, status, what)                                  \
+  do {                                                                        \
+    if (axon_fault_hit(kind)) return axon_fault_injected(kind, status, what); \
+  } while (0)
+
+int axon_forked_child(void);
+axon_status_t axon_forked_child_error(void);
+#define AXON_REFUSE_IN_FORKED_CHILD()                          \
+  do {                                                         \
+    if (axon_forked_child()) return axon_forked_child_error(); \
+  } while (0)
 
 /* Rounds n up to a multiple of m. */
 static inline size_t axon_round_up(size_t n, size_t m) {

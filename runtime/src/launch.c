@@ -83,6 +83,7 @@ axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_
   AXON_TRY(axon_stream_resolve(stream, axon_program_device(program)->index, &stream));
   for (int i = 0; i < dims; i++)
     if (global[i] == 0) return AXON_SUCCESS; /* nothing to do */
+  AXON_FAULT_POINT(AXON_FAULT_LAUNCH, CL_OUT_OF_RESOURCES, "kernel enqueue");
   pthread_mutex_lock(axon_launch_lock());
   kernel_entry *e = NULL;
   axon_status_t st = axon_program_kernel_entry(program, name, &e);

@@ -371,6 +371,7 @@ static axon_status_t out_of_memory(axon_device *d, axon_memory_pool *p, size_t s
 axon_status_t axon_malloc(int device, size_t size, axon_stream_t stream, void **ptr) {
   *ptr = NULL;
   if (size == 0) return AXON_SUCCESS;
+  AXON_FAULT_POINT(AXON_FAULT_ALLOC, CL_MEM_OBJECT_ALLOCATION_FAILURE, "device allocation");
   axon_device *d;
   axon_memory_pool *p;
   AXON_TRY(axon_stream_resolve(stream, device, &stream));
@@ -443,7 +444,7 @@ static block *find_block(const void *ptr) {
 }
 
 axon_status_t axon_free(void *ptr) {
-  if (!ptr) return AXON_SUCCESS;
+  if (!ptr || axon_forked_child()) return AXON_SUCCESS;
   pthread_mutex_lock(&lock);
   block *b = find_block(ptr);
   if (!b) {
@@ -631,7 +632,7 @@ axon_status_t axon_host_alloc(size_t size, void **ptr) {
 }
 
 axon_status_t axon_host_free(void *ptr) {
-  if (!ptr) return AXON_SUCCESS;
+  if (!ptr || axon_forked_child()) return AXON_SUCCESS;
   pthread_mutex_lock(&lock);
   long i = range_floor(&pinned, (uintptr_t)ptr);
   int ok = i >= 0 && pinned.items[i].base == (uintptr_t)ptr;

@@ -20,6 +20,7 @@
  * readers never see half a file; a file that fails any check is deleted and rebuilt.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,8 +178,13 @@ static void disk_write(const uint64_t key[2], uint32_t flags, const unsigned cha
   char path[1200], tmp[1300];
   entry_path(path, sizeof path, key);
   snprintf(tmp, sizeof tmp, "%s.%d.tmp", path, (int)getpid());
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return;
+  /* Private to the user: the entries are machine code that this process will run. */
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
+    return;
+  }
   int ok = fwrite(&h, sizeof h, 1, f) == 1 && (!size || fwrite(data, 1, size, f) == size);
   ok = (fclose(f) == 0) && ok;
   if (!ok || rename(tmp, path) != 0) remove(tmp);
@@ -249,6 +255,7 @@ static axon_status_t build(axon_device *d, const char *source, const char *optio
     }
     if (p) clReleaseProgram(p); /* unusable binary: build from source below */
   }
+  AXON_FAULT_POINT(AXON_FAULT_BUILD, CL_BUILD_PROGRAM_FAILURE, what);
   cl_program p = clCreateProgramWithSource(d->context, 1, &source, NULL, &err);
   if (!p) return axon_fail(err, "clCreateProgramWithSource failed: %s", axon_status_name(err));
   double start = seconds_now();

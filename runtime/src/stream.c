@@ -36,6 +36,7 @@ axon_status_t axon_stream_default(int device, axon_stream_t *stream) {
 }
 
 axon_status_t axon_stream_destroy(axon_stream_t s) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   if (!s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_stream_destroy: NULL stream");
   if (s == s->device->default_stream)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "the default stream cannot be destroyed");
@@ -46,6 +47,7 @@ axon_status_t axon_stream_destroy(axon_stream_t s) {
 }
 
 axon_status_t axon_stream_resolve(axon_stream_t stream, int device, axon_stream_t *out) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   if (stream) {
     *out = stream;
     return AXON_SUCCESS;
@@ -61,12 +63,14 @@ uint64_t axon_stream_id(axon_stream_t s) {
 }
 
 axon_status_t axon_stream_sync(axon_stream_t s) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   if (!s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_stream_sync: NULL stream");
   AXON_CL_CHECK(clFinish(s->queue), "clFinish (an earlier asynchronous operation failed)");
   return AXON_SUCCESS;
 }
 
 axon_status_t axon_stream_query(axon_stream_t s, int *done) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   cl_event marker;
   AXON_CL_CHECK(clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &marker), "enqueue marker");
   clFlush(s->queue);
@@ -104,12 +108,13 @@ axon_status_t axon_event_create(axon_event_t *event) {
 
 axon_status_t axon_event_destroy(axon_event_t e) {
   if (!e) return AXON_SUCCESS;
-  if (e->marker) clReleaseEvent(e->marker);
+  if (e->marker && !axon_forked_child()) clReleaseEvent(e->marker);
   free(e);
   return AXON_SUCCESS;
 }
 
 axon_status_t axon_event_record(axon_event_t e, axon_stream_t s) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   if (!e || !s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_event_record: NULL argument");
   cl_event marker;
   AXON_CL_CHECK(clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &marker), "record event");
@@ -121,6 +126,7 @@ axon_status_t axon_event_record(axon_event_t e, axon_stream_t s) {
 }
 
 axon_status_t axon_stream_wait_event(axon_stream_t waiter, axon_event_t e) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   if (!waiter || !e)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_stream_wait_event: NULL argument");
   if (!e->marker) return AXON_SUCCESS; /* never recorded: nothing to wait for */
@@ -130,6 +136,7 @@ axon_status_t axon_stream_wait_event(axon_stream_t waiter, axon_event_t e) {
 }
 
 axon_status_t axon_event_query(axon_event_t e, int *done) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   *done = 1;
   if (!e || !e->marker) return AXON_SUCCESS;
   cl_int status = CL_COMPLETE;
@@ -142,6 +149,7 @@ axon_status_t axon_event_query(axon_event_t e, int *done) {
 }
 
 axon_status_t axon_event_sync(axon_event_t e) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   if (!e || !e->marker) return AXON_SUCCESS;
   AXON_CL_CHECK(clWaitForEvents(1, &e->marker), "wait for event");
   return AXON_SUCCESS;
@@ -157,6 +165,7 @@ static axon_status_t event_time(axon_event_t e, cl_ulong *ns) {
 }
 
 axon_status_t axon_event_elapsed_ms(axon_event_t start, axon_event_t end, float *ms) {
+  AXON_REFUSE_IN_FORKED_CHILD();
   cl_ulong a, b;
   AXON_TRY(event_time(start, &a));
   AXON_TRY(event_time(end, &b));

@@ -42,6 +42,7 @@ enum {
   AXON_ERROR_BUILD_FAILED = -10006,      /* message holds the build log */
   AXON_ERROR_IO = -10007,
   AXON_ERROR_UNSUPPORTED = -10008,
+  AXON_ERROR_FORKED = -10009, /* a process forked after axon initialised cannot use it */
 };
 
 /* Message of the last failure on this thread ("" if none). Valid until the next failure. */
