@@ -26,7 +26,7 @@ MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench bench-kernels warmup models \
+.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench bench-kernels soak warmup models \
 	modules accuracy wheel-check test-slow
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
@@ -109,6 +109,11 @@ bench: setup
 # minutes). `make bench` runs these rows too.
 bench-kernels: setup
 	$(PYTHON) -m torch_axon.tools.bench.kernels $(TOOL_OUTPUT) $(BENCH_ARGS)
+
+# Long runs (issue 24): 10,000 training steps eager and compiled, watching memory, RSS, file
+# descriptors and threads for drift (rewrites docs/soak.md; about ten minutes).
+soak: setup
+	$(PYTHON) -m torch_axon.tools.soak $(TOOL_OUTPUT) $(SOAK_ARGS)
 
 # The error of Axon's vector-form math against float64 (rewrites docs/vector-math.md).
 accuracy: setup

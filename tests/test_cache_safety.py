@@ -3,6 +3,7 @@ private, its entries too, and a folder another user owns or others can write to 
 (a warning, then a private folder of Axon's own)."""
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -62,3 +63,73 @@ def test_folder_of_another_user_is_not_used(tmp_path):
     assert run.returncode == 0, run.stderr
     assert "belongs to another user" in run.stderr
     assert run.stdout.split()[0] == str(tmp_path / "run" / "axon-cache")
+
+
+def _damage(path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 3])
+    elif how == "zero-length":
+        path.write_bytes(b"")
+    else:  # garbled: same length, other bytes in the middle
+        middle = len(data) // 2
+        path.write_bytes(data[:middle] + bytes(b ^ 0x5A for b in data[middle : middle + 64]) + data[middle + 64 :])
+
+
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory):
+    """A folder a first process filled: Axon's user program, PoCL's program.bc and kernel .so files."""
+    base = tmp_path_factory.mktemp("warm")
+    run = _run(base / "cache", base / "run")
+    assert run.returncode == 0, run.stderr
+    return base / "cache"
+
+
+@pytest.mark.parametrize("how", ["truncated", "zero-length", "garbled"])
+def test_damaged_entries_are_rebuilt(tmp_path, warm_cache, how):
+    """Every kind of entry (Axon's programs, PoCL's program.bc and kernel .so files) damaged one
+    way: the next process is correct and rebuilds them (PoCL itself aborts on a damaged entry
+    of its own: Axon removes those first), and the process after it finds them whole."""
+    cache = tmp_path / "cache"
+    shutil.copytree(warm_cache, cache)
+    kinds = {
+        "axon program": [p for p in cache.iterdir() if p.is_file() and p.name != "pocl.manifest"],
+        "pocl program.bc": list((cache / "pocl").rglob("program.bc")),
+        "pocl kernel .so": list((cache / "pocl").rglob("*.so")),
+    }
+    assert all(kinds.values()), {k: len(v) for k, v in kinds.items()}
+    for paths in kinds.values():
+        for p in paths:
+            _damage(p, how)
+    second = _run(cache, tmp_path / "run")
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert second.stdout.split()[1] == "30.0"
+    third = _run(cache, tmp_path / "run")
+    assert third.returncode == 0 and "damaged" not in third.stderr, third.stderr[-3000:]
+
+
+def test_two_processes_starting_cold_on_one_folder(tmp_path):
+    cache = tmp_path / "cache"
+    env = {**os.environ, "AXON_CACHE_DIR": str(cache), "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err[-3000:]
+        assert out.split()[1] == "30.0"
+    again = _run(cache, tmp_path / "run")
+    assert again.returncode == 0 and "damaged" not in again.stderr, again.stderr[-3000:]
+
+
+def test_read_only_folder(tmp_path):
+    if os.geteuid() == 0:
+        pytest.skip("root writes through a read-only mode")
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o500)
+    run = _run(cache, tmp_path / "run")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[1] == "30.0"

@@ -95,6 +95,7 @@ static void place_driver_cache(void) {
   char dir[1100];
   snprintf(dir, sizeof dir, "%s/pocl", axon_dir);
   mkdir(dir, 0700); /* private, as Axon's folder is (cache_dir.c) */
+  axon_driver_cache_check(axon_dir, dir); /* PoCL aborts on a damaged entry: remove those */
   setenv("POCL_CACHE_DIR", dir, 0);
 }
 

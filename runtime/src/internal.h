@@ -89,6 +89,10 @@ axon_status_t axon_fault_injected(axon_fault_kind kind, axon_status_t status, co
     if (axon_fault_hit(kind)) return axon_fault_injected(kind, status, what); \
   } while (0)
 
+/* Removes damaged entries of PoCL's kernel cache placed in Axon's folder, and records its
+ * files at exit (driver_cache.c). */
+void axon_driver_cache_check(const char *axon_dir, const char *pocl_dir);
+
 int axon_forked_child(void);
 axon_status_t axon_forked_child_error(void);
 #define AXON_REFUSE_IN_FORKED_CHILD()                          \
