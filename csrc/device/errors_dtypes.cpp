@@ -94,6 +94,7 @@ void check_dtype_supported(at::ScalarType type, c10::DeviceIndex device) {
               type, " tensor on the cpu");
   axon_device_info info;
   axon_status_t st = axon_device_get_info(device, &info);
+  TORCH_CHECK_INDEX(st != AXON_ERROR_INVALID_ARGUMENT, "axon: ", axon_last_error());
   if (st != AXON_SUCCESS) throw_status(st, "axon device");
   TORCH_CHECK_NOT_IMPLEMENTED(false, "axon: ", type, " is not supported on axon device ",
                               int(device),
