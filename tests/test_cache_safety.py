@@ -22,8 +22,15 @@ print(torch.axon.kernel_cache_stats()["directory"], (x * 2).sum().item())
 """
 
 
+def _env(cache, runtime_dir) -> dict:
+    """The folder under test, with PoCL's cache inside it where Axon places it (CI points
+    POCL_CACHE_DIR elsewhere for the rest of the suite)."""
+    env = {k: v for k, v in os.environ.items() if k != "POCL_CACHE_DIR"}
+    return {**env, "AXON_CACHE_DIR": str(cache), "XDG_RUNTIME_DIR": str(runtime_dir)}
+
+
 def _run(cache, runtime_dir):
-    env = {**os.environ, "AXON_CACHE_DIR": str(cache), "XDG_RUNTIME_DIR": str(runtime_dir)}
+    env = _env(cache, runtime_dir)
     return subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300)
 
 
@@ -110,7 +117,7 @@ def test_damaged_entries_are_rebuilt(tmp_path, warm_cache, how):
 
 def test_two_processes_starting_cold_on_one_folder(tmp_path):
     cache = tmp_path / "cache"
-    env = {**os.environ, "AXON_CACHE_DIR": str(cache), "XDG_RUNTIME_DIR": str(tmp_path / "run")}
+    env = _env(cache, tmp_path / "run")
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
