@@ -26,7 +26,7 @@ MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench bench-kernels soak warmup models \
+.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench bench-kernels soak fuzz warmup models \
 	modules accuracy wheel-check test-slow
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
@@ -109,6 +109,11 @@ bench: setup
 # minutes). `make bench` runs these rows too.
 bench-kernels: setup
 	$(PYTHON) -m torch_axon.tools.bench.kernels $(TOOL_OUTPUT) $(BENCH_ARGS)
+
+# The differential fuzzer's long run (issue 24): random programs eager and compiled on axon against
+# the CPU (rewrites docs/fuzz.md; FUZZ_ARGS=--programs N --seed S).
+fuzz: setup
+	$(PYTHON) -m torch_axon.tools.fuzz $(TOOL_OUTPUT) --programs 3000 --seed 8 $(FUZZ_ARGS)
 
 # Long runs (issue 24): 10,000 training steps eager and compiled, watching memory, RSS, file
 # descriptors and threads for drift (rewrites docs/soak.md; about ten minutes).

@@ -1,0 +1,47 @@
+"""The differential fuzzer (torch_axon.tools.fuzz) at CI size, and its saved findings replayed.
+
+The CI run draws a fixed set of random programs (a fixed seed: the same programs every run) and runs each
+eagerly on axon op by op against the CPU, every fifth one compiled as well (static shapes, every third of
+those dynamic), with gradients for some; it fails on any difference that the tool's KNOWN list does not
+explain with a reason. Programs run in a child process, so a crash is a finding like the others.
+
+``fuzz_regressions.jsonl`` holds minimised programs that once failed (one JSON object a line, as
+``--save`` writes them): each is run again in the mode it failed in and must pass now, or fail only in
+a way KNOWN documents.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from torch_axon.tools import fuzz
+
+SEED = 24
+PROGRAMS = 150
+COMPILE_EVERY = 5  # 30 of the 150 compiled too
+REGRESSIONS = Path(__file__).with_name("fuzz_regressions.jsonl")
+
+
+def _explain(findings: list[fuzz.Finding]) -> str:
+    return "\n\n".join(f"{fuzz.describe(f)}\n{fuzz.reproducer(f)}" for f in findings)
+
+
+def test_fuzz_ci_run(tmp_path):
+    state, findings = fuzz.fuzz_isolated(
+        tmp_path, programs=PROGRAMS, seed=SEED, compile_every=COMPILE_EVERY, shrink_s=20.0
+    )
+    assert state["next"] == PROGRAMS
+    ran = {m: c.get("ok", 0) + c.get("finding", 0) for m, c in state["counts"].items()}
+    assert ran["eager"] == PROGRAMS
+    assert ran.get("compiled", 0) + ran.get("compiled-dynamic", 0) == PROGRAMS // COMPILE_EVERY
+    bad = fuzz.unexplained(findings)
+    assert not bad, f"{len(bad)} unexplained differences:\n\n{_explain(bad)}"
+
+
+def test_fuzz_regressions(tmp_path):
+    tasks = [json.loads(line) for line in REGRESSIONS.read_text().splitlines() if line.strip()]
+    state, findings = fuzz.fuzz_isolated(tmp_path, programs=0, tasks=tasks, shrink_s=0.0)
+    assert state["next"] == len(tasks)
+    bad = fuzz.unexplained(findings)
+    assert not bad, f"{len(bad)} saved findings fail again:\n\n{_explain(bad)}"
