@@ -86,6 +86,18 @@ static inline int harness_check_status(axon_status_t st, axon_status_t expected,
     }                                               \
   } while (0)
 
+/* In main: the default stream of `device` into `s`; with no device, a SKIP line and the summary. */
+#define REQUIRE_DEVICE_STREAM(device, s)              \
+  do {                                                \
+    int harness_devices_ = 0;                         \
+    REQUIRE_OK(axon_device_count(&harness_devices_)); \
+    if (harness_devices_ == 0) {                      \
+      SKIP("every test: no device");                  \
+      return harness_summary();                       \
+    }                                                 \
+    REQUIRE_OK(axon_stream_default((device), &(s)));  \
+  } while (0)
+
 static inline int harness_summary(void) {
   printf("%d passed, %d failed", harness_passed, harness_failed);
   if (harness_skipped) printf(", %d skipped", harness_skipped);

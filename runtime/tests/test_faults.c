@@ -54,14 +54,8 @@ static void test_forked_child_is_refused(axon_stream_t s) {
 }
 
 int main(void) {
-  int count = 0;
-  REQUIRE_OK(axon_device_count(&count));
-  if (count == 0) {
-    SKIP("every test: no device");
-    return harness_summary();
-  }
   axon_stream_t s;
-  REQUIRE_OK(axon_stream_default(DEV, &s));
+  REQUIRE_DEVICE_STREAM(DEV, s);
   test_alloc_and_copy_faults(s);
   test_forked_child_is_refused(s);
   REQUIRE_OK(axon_stream_sync(s));

@@ -124,14 +124,8 @@ static void test_registered_family(axon_stream_t s) {
 }
 
 int main(void) {
-  int count = 0;
-  REQUIRE_OK(axon_device_count(&count));
-  if (count == 0) {
-    SKIP("every test: no device");
-    return harness_summary();
-  }
   axon_stream_t s;
-  REQUIRE_OK(axon_stream_default(DEV, &s));
+  REQUIRE_DEVICE_STREAM(DEV, s);
   test_program_queries(s);
   test_registered_family(s);
   REQUIRE_OK(axon_stream_sync(s));
