@@ -105,6 +105,8 @@ def test_damaged_entries_are_rebuilt(tmp_path, warm_cache, how):
         "pocl kernel .so": list((cache / "pocl").rglob("*.so")),
     }
     assert all(kinds.values()), {k: len(v) for k, v in kinds.items()}
+    if how == "garbled":  # same size: only Axon's checksummed entries can tell (PoCL's are checked by size)
+        kinds = {"axon program": kinds["axon program"]}
     for paths in kinds.values():
         for p in paths:
             _damage(p, how)
