@@ -208,6 +208,25 @@ Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& l
   return hardtanh_backward_out(grad, self, lo, hi, out);
 }
 
+// A functional op's new result, shaped and laid out as TensorIterator lays out the result of
+// CPU and CUDA kernels (following the inputs' strides: a transposed input gives a transposed
+// result). CPU scalars neither shape nor lay it out, and may outnumber what one iterator takes.
+Tensor empty_following(std::initializer_list<Tensor> inputs, at::ScalarType dtype) {
+  at::TensorIteratorConfig config;
+  config.add_owned_output(Tensor());
+  c10::optional<c10::Device> device;
+  for (const Tensor& t : inputs) {
+    if (t.is_cpu() && t.dim() == 0) continue;
+    config.add_const_input(t);
+    if (!device) device = t.device();
+  }
+  TORCH_INTERNAL_ASSERT(device.has_value(), "an axon op with only CPU scalars as inputs");
+  return config.check_all_same_dtype(false)
+      .declare_static_dtype_and_device(dtype, *device)
+      .build()
+      .output();
+}
+
 Tensor& where_out(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& out) {
   TORCH_CHECK(cond.scalar_type() == at::kBool || cond.scalar_type() == at::kByte,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ",
@@ -217,6 +236,11 @@ Tensor& where_out(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& 
   // The condition keeps its bool type: convert a and b here, not in run().
   c10::DeviceGuard guard(out.device());
   Tensor a2 = as_compute(a, type), b2 = as_compute(b, type);
+  // The kernel takes one CPU scalar: others (the condition, or both values) move to the device,
+  // as CUDA's where accepts them.
+  auto cpu_scalar = [](const Tensor& t) { return t.is_cpu() && t.dim() == 0; };
+  if (cpu_scalar(c) && !out.is_cpu()) c = c.to(out.device());
+  if (cpu_scalar(a2) && cpu_scalar(b2)) b2 = b2.to(out.device());
   at::ScalarType natural = type;
   TORCH_CHECK(out.scalar_type() == natural, "where: expected out dtype ", natural, ", got ",
               out.scalar_type());
@@ -235,11 +259,7 @@ Tensor& where_out(const Tensor& cond, const Tensor& a, const Tensor& b, Tensor& 
   return out;
 }
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  at::ScalarType type = compute_type({a, b}, {}, Promote::Same);
-  auto shape =
-      at::infer_size_dimvector(at::infer_size_dimvector(cond.sizes(), a.sizes()), b.sizes());
-  const Tensor& on_device = a.is_cpu() ? (b.is_cpu() ? cond : b) : a;
-  Tensor out = at::empty(shape, on_device.options().dtype(type));
+  Tensor out = empty_following({cond, a, b}, compute_type({a, b}, {}, Promote::Same));
   return where_out(cond, a, b, out);
 }
 
@@ -329,9 +349,7 @@ Tensor& div_mode_out(const Tensor& a, const Tensor& b, std::optional<std::string
 }
 
 Tensor rsub(const Tensor& self, const Tensor& other, const Scalar& alpha) {
-  at::ScalarType t = compute_type({self, other}, {}, Promote::Same);
-  auto shape = at::infer_size_dimvector(self.sizes(), other.sizes());
-  Tensor out = at::empty(shape, (self.is_cpu() ? other : self).options().dtype(t));
+  Tensor out = empty_following({self, other}, compute_type({self, other}, {}, Promote::Same));
   return binary(AXON_PW_sub, other, self, out, Promote::Same, alpha.toDouble());
 }
 
@@ -564,9 +582,7 @@ Tensor& ax_floor_divide_out(const Tensor& a, const Tensor& b, Tensor& out) {
   return binary(AXON_PW_div_floor, a, b, out);
 }
 Tensor ax_floor_divide(const Tensor& a, const Tensor& b) {
-  at::ScalarType t = compute_type({a, b}, {}, Promote::Same);
-  auto shape = at::infer_size_dimvector(a.sizes(), b.sizes());
-  Tensor out = at::empty(shape, (a.is_cpu() ? b : a).options().dtype(t));
+  Tensor out = empty_following({a, b}, compute_type({a, b}, {}, Promote::Same));
   return ax_floor_divide_out(a, b, out);
 }
 Tensor& ax_floor_divide_(Tensor& a, const Tensor& b) {
@@ -578,12 +594,12 @@ Tensor& ax_remainder_scalar_tensor_out(const Scalar& a, const Tensor& b, Tensor&
 }
 Tensor ax_remainder_scalar_tensor(const Scalar& a, const Tensor& b) {
   Tensor wa = at::native::wrapped_scalar_tensor(a);
-  Tensor out = at::empty(b.sizes(), b.options().dtype(compute_type({wa, b}, {}, Promote::Same)));
+  Tensor out = empty_following({b}, compute_type({wa, b}, {}, Promote::Same));
   return binary(AXON_PW_remainder, wa, b, out);
 }
 
 Tensor ax_isnan(const Tensor& self) {
-  Tensor out = at::empty(self.sizes(), self.options().dtype(at::kBool));
+  Tensor out = empty_following({self}, at::kBool);
   return predicate(AXON_PW_isnan, self, out);
 }
 

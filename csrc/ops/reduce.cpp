@@ -411,6 +411,10 @@ Tensor variance(const Tensor& self, at::OptionalIntArrayRef dims,
   }
   TORCH_CHECK(at::isFloatingType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
+  // A float16 / bfloat16 std is the root of a float variance, as in PyTorch: the variance may
+  // pass the type's range (float16's 65504) where its root does not.
+  if (take_sqrt && at::isReducedFloatingType(self.scalar_type()))
+    return variance(self.to(at::kFloat), dims, correction, keepdim, true).to(self.scalar_type());
   DimMask mask = dim_mask(self, dims);
   int64_t n = reduced_count(self, mask);
   double corr = correction.has_value() ? correction->toDouble() : 1.0;

@@ -136,8 +136,13 @@ PW_OVERLOAD float8 axon_sin(float8 x) {
 PW_OVERLOAD float8 axon_cos(float8 x) {
   return any(!(fabs(x) <= 8192.0f)) ? PW_LANES8(cos, x) : axon_sin_quadrant(x, 1);
 }
-/* tan x rounds to x below 2^-13; that also keeps subnormals from the float8 library call. */
-PW_OVERLOAD float8 axon_tan(float8 x) { return select(tan(x), x, fabs(x) < 1.2e-4f); }
+/* tan x rounds to x below 2^-13; that also keeps subnormals from the float8 library call. A lane
+ * past 2^13 (or infinite, or NaN) spoils the other lanes of PoCL's float8 tan (3.4e38 in one lane
+ * changed tan(0.5) in another): such vectors go lane by lane. */
+PW_OVERLOAD float8 axon_tan(float8 x) {
+  if (any(!(fabs(x) <= 8192.0f))) return PW_LANES8(tan, x);
+  return select(tan(x), x, fabs(x) < 1.2e-4f);
+}
 /* fmod: q = trunc(a / b), a - q b by fma, which is exact when q is; a / b rounding up to the
  * next integer makes q one too large, which shows as a result of the wrong sign and is undone
  * by one step of b. Quotients from 2^23 up (q no longer exact), b = 0, infinite a and NaN go to
@@ -173,6 +178,8 @@ PW_OVERLOAD float8 axon_fmod(float8 a, float8 b) {
   PW_OVERLOAD T axon_logit_backward(T g, T x, T eps) {                            \
     T lo = eps < 0 ? (T)0 : eps, hi = (T)1 - lo;                                  \
     if (x < lo || x > hi) return eps < 0 ? (T)NAN : (T)0;                         \
+    /* At the ends PyTorch gives g * inf, whatever the sign of a zero x. */       \
+    if (x == 0 || x == 1) return g * (T)INFINITY;                                 \
     return g / (x * ((T)1 - x));                                                  \
   }                                                                               \
   PW_OVERLOAD T axon_gelu_tanh_backward(T g, T x) {                               \
@@ -468,8 +475,9 @@ PW_INT_HELPERS(ulong)
 #define PW_FLOAT_hardsigmoid_backward(T, a, b, c, alpha, beta) \
   (((b) > (T)-3 && (b) < (T)3) ? (a) * (T)(1.0f / 6.0f) : (T)0)
 #define PW_FLOAT_hardswish(T, a, b, c, alpha, beta) ((a) * PW_RELU6_OF_SHIFTED(T, a) / (T)6)
+/* PyTorch's boundaries: zero through -3 inclusive, the plain gradient from 3 inclusive. */
 #define PW_FLOAT_hardswish_backward(T, a, b, c, alpha, beta) \
-  ((b) < (T)-3 ? (T)0 : ((b) <= (T)3 ? (a) * ((b) / (T)3 + (T)0.5) : (a)))
+  ((b) <= (T)-3 ? (T)0 : ((b) < (T)3 ? (a) * ((b) / (T)3 + (T)0.5) : (a)))
 #define PW_FLOAT_mish(T, a, b, c, alpha, beta) ((a) * axon_tanh(log1p(exp(a))))
 #define PW_MISH_BACKWARD_WITH(T, g, x, t) \
   ((g) * ((t) + (x) * PW_FLOAT_sigmoid(T, x, , , , ) * ((T)1 - (t) * (t))))
