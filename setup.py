@@ -7,16 +7,21 @@ Install with `pip install --no-build-isolation -e .` against the torch already i
 import glob
 import os
 import subprocess
+import sys
 
 from setuptools import find_packages, setup
 from torch.utils.cpp_extension import BuildExtension, CppExtension, include_paths
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
+GENERATED = os.path.join(ROOT, "build", "generated")
+GENERATED_LIST = os.path.join(GENERATED, "axon_device_checked_ops.inc")
 
 
 class BuildWithRuntime(BuildExtension):
     def run(self):
         subprocess.check_call(["make", "-C", os.path.join(ROOT, "runtime"), f"-j{os.cpu_count() or 1}"])
+        # The ops whose devices CUDA checks, from this torch's native_functions.yaml.
+        subprocess.check_call([sys.executable, os.path.join(ROOT, "scripts", "gen_device_checks.py"), GENERATED_LIST])
         super().run()
 
 
@@ -32,7 +37,12 @@ setup(
             # csrc/distributed/: the c10d backend.
             sorted(glob.glob("csrc/device/*.cpp") + glob.glob("csrc/ops/*.cpp") + glob.glob("csrc/distributed/*.cpp")),
             # kineto/: the profiler plugin's headers (csrc/device/profiler.cpp) include each other by bare name.
-            include_dirs=[os.path.join(ROOT, "runtime", "include"), os.path.join(ROOT, "runtime"), os.path.join(ROOT, "csrc")]
+            include_dirs=[
+                os.path.join(ROOT, "runtime", "include"),
+                os.path.join(ROOT, "runtime"),
+                os.path.join(ROOT, "csrc"),
+                GENERATED,
+            ]
             + [os.path.join(p, "kineto") for p in include_paths() if os.path.isdir(os.path.join(p, "kineto"))],
             extra_objects=[os.path.join(ROOT, "runtime", "build", "libaxon.a")],
             libraries=["OpenCL", "clblast", "openblas"],

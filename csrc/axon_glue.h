@@ -10,6 +10,8 @@
 #include <map>
 #include <string>
 
+#include "device/device_check.h"
+
 extern "C" {
 #include "axon/axon.h"
 }

@@ -16,7 +16,9 @@ namespace axon {
 
 namespace {
 
-constexpr int kPoolSize = 4;
+// Streams per device, created as first used; CUDA's pool holds 32 too. A new stream comes from
+// the pool as on CUDA: creating a command queue for every torch.Stream leaked one per call.
+constexpr int kPoolSize = 32;
 
 std::mutex stream_mutex;
 std::vector<axon_stream_t> created_streams;  // id k (k >= 1) is created_streams[k - 1]
@@ -24,18 +26,6 @@ std::array<std::array<c10::StreamId, kPoolSize>, kMaxDevices> pool_ids{};
 std::array<int, kMaxDevices> pool_next{};
 thread_local std::array<c10::StreamId, kMaxDevices> current_ids{};
 thread_local c10::DeviceIndex current_index = 0;
-
-c10::StreamId register_stream(axon_stream_t s) {
-  std::lock_guard<std::mutex> guard(stream_mutex);
-  created_streams.push_back(s);
-  return static_cast<c10::StreamId>(created_streams.size());
-}
-
-c10::StreamId new_stream_id(c10::DeviceIndex device) {
-  axon_stream_t s;
-  AXON_CHECK(axon_stream_create(device, &s));
-  return register_stream(s);
-}
 
 }  // namespace
 
@@ -113,9 +103,8 @@ struct AxonGuardImpl final : public c10::impl::DeviceGuardImplInterface {
   c10::Stream getDefaultStream(c10::Device d) const override {
     return c10::Stream(c10::Stream::UNSAFE, resolved(d), 0);
   }
-  c10::Stream getNewStream(c10::Device d, int /*priority*/) const override {
-    d = resolved(d);
-    return c10::Stream(c10::Stream::UNSAFE, d, new_stream_id(d.index()));
+  c10::Stream getNewStream(c10::Device d, int priority) const override {
+    return getStreamFromGlobalPool(d, priority < 0);
   }
   c10::Stream getStreamFromGlobalPool(c10::Device d, bool /*high_priority*/) const override {
     d = resolved(d);

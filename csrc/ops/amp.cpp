@@ -43,7 +43,7 @@ Tensor& amp_update_scale_(Tensor& scale, Tensor& growth_tracker, const Tensor& f
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_amp_foreach_non_finite_check_and_unscale_", amp_unscale_);
   m.impl("_amp_update_scale_", amp_update_scale_);
 }

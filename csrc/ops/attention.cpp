@@ -385,7 +385,7 @@ bool nested_mask_left_aligned(const Tensor& /*values*/, const Tensor& mask) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_native_multi_head_attention", native_multi_head_attention);
   m.impl("_transformer_encoder_layer_fwd", TORCH_FN(at::native::transformer_encoder_layer_forward));
   m.impl("_fused_sdp_choice", fused_sdp_choice);

@@ -417,7 +417,7 @@ Tensor col2im_fn(const Tensor& self, at::IntArrayRef output_size, at::IntArrayRe
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("convolution_overrideable", convolution);
   m.impl("convolution_backward_overrideable", convolution_backward);
   m.impl("im2col", im2col_fn);

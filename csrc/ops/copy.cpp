@@ -387,9 +387,38 @@ std::mutex fallback_mutex;
 std::map<std::string, int64_t> fallback_counts;
 std::set<std::string> fallback_warned;
 
+// CUDA's device check for an op that falls back (device_check.h): a CPU tensor among the
+// arguments of an op whose CUDA kernel checks devices, or any CPU out= tensor, raises before the
+// CPU kernel could write into it.
+void check_fallback_devices(const c10::OperatorHandle& op, const std::string& key,
+                            const torch::jit::Stack& stack) {
+  const auto& arguments = op.schema().arguments();
+  auto first = stack.end() - static_cast<std::ptrdiff_t>(arguments.size());
+  auto tensors = [](const c10::IValue& v) {
+    std::vector<at::Tensor> found;
+    if (v.isTensor()) found.push_back(v.toTensor());
+    if (v.isTensorList())
+      for (const at::Tensor& t : v.toTensorVector()) found.push_back(t);
+    return found;
+  };
+  std::optional<c10::Device> device;
+  for (size_t i = 0; i < arguments.size() && !device; i++)
+    for (const at::Tensor& t : tensors(first[i]))
+      if (t.defined() && t.device().type() == c10::DeviceType::PrivateUse1) device = t.device();
+  if (!device) return;
+  bool checked = cuda_checks_devices(key);
+  for (size_t i = 0; i < arguments.size(); i++)
+    for (const at::Tensor& t : tensors(first[i])) {
+      bool cpu_scalar = t.defined() && t.is_cpu() && t.dim() == 0 && !arguments[i].is_out();
+      if (t.defined() && t.device() != *device && !cpu_scalar && (checked || arguments[i].is_out()))
+        device_mismatch(key, i, *device, t.device());
+    }
+}
+
 void cpu_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   std::string key = name.overload_name.empty() ? name.name : name.name + "." + name.overload_name;
+  check_fallback_devices(op, key, *stack);
   // Ops with kernels for accelerators only (CUDA's fused cells, say) cannot run on the CPU: say
   // so, instead of the dispatcher's "could not run ... with arguments from the 'CPU' backend".
   TORCH_CHECK_NOT_IMPLEMENTED(op.hasKernelForDispatchKey(c10::DispatchKey::CPU), "axon: ", key,
@@ -449,7 +478,7 @@ std::map<std::string, int64_t> fallback_ops(bool reset) {
   return copy;
 }
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
   m.impl("as_strided", at::native::as_strided_tensorimpl);

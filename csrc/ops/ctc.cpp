@@ -142,7 +142,7 @@ Tensor ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tens
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_ctc_loss", ctc_loss);
   m.impl("_ctc_loss_backward", ctc_loss_backward);
 }

@@ -149,7 +149,7 @@ Tensor cdist_backward(const Tensor& grad, const Tensor& x1, const Tensor& x2, do
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_pdist_forward", pdist_forward);
   m.impl("_pdist_backward", pdist_backward);
   m.impl("_cdist_forward", cdist_forward);

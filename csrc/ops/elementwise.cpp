@@ -113,6 +113,12 @@ at::ScalarType natural_type(axon_pointwise_op op, at::ScalarType compute, Output
 Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list<Tensor> inputs,
                         at::ScalarType compute, Output kind, double alpha, double beta,
                         std::initializer_list<Scalar> scalars) {
+  // TensorIterator checks devices too, but after the dtype check below, which would report a
+  // CPU out= tensor as a dtype its device lacks: CUDA's message first.
+  for (const Tensor& t : inputs)
+    TORCH_CHECK(t.device() == out.device() || (t.is_cpu() && t.dim() == 0),
+                "Expected all tensors to be on the same device, but found at least two devices, ",
+                t.device(), " and ", out.device(), "!");
   c10::DeviceGuard guard(out.device());
   check_dtype_supported(compute, out.device().index());
   at::ScalarType natural = natural_type(op, compute, kind);
@@ -376,7 +382,7 @@ Tensor& lerp_scalar_out(const Tensor& self, const Tensor& end, const Scalar& wei
     return compare_scalar(AXON_PW_##op, a, b, out);                                        \
   })
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   // Arithmetic.
   m.impl("add.out",
          [](const Tensor& a, const Tensor& b, const Scalar& alpha, Tensor& out) -> Tensor& {
@@ -605,7 +611,7 @@ Tensor ax_isnan(const Tensor& self) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("round.decimals_out", ax_round_decimals_out);
   m.impl("remainder.Scalar_Tensor", ax_remainder_scalar_tensor);
   m.impl("remainder.Scalar_Tensor_out", ax_remainder_scalar_tensor_out);

@@ -346,7 +346,7 @@ Tensor efficientzerotensor(c10::SymIntArrayRef size, std::optional<at::ScalarTyp
     return binary(AXON_PW_shrink_backward, g, s, out, Promote::Same, l.toDouble());            \
   })
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   // Binary and unary math.
   m.impl("fmax.out", [](const Tensor& a, const Tensor& b, Tensor& out) -> Tensor& {
     return fmax_fmin_out(AXON_PW_fmax, a, b, out);

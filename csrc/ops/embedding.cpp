@@ -241,7 +241,7 @@ Tensor& embedding_renorm_(Tensor& self, const Tensor& indices, double max_norm, 
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("embedding_dense_backward", embedding_dense_backward);
   m.impl("_embedding_bag", embedding_bag);
   m.impl("_embedding_bag_forward_only", embedding_bag);

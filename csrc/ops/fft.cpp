@@ -195,7 +195,7 @@ Tensor& fft_c2r_out(const Tensor& self, at::IntArrayRef dim, int64_t normalizati
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_fft_c2c", fft_c2c_op);
   m.impl("_fft_c2c.out", fft_c2c_out);
   m.impl("_fft_r2c", fft_r2c_op);

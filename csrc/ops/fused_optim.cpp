@@ -261,7 +261,7 @@ void fused_adagrad_tensor_lr(TensorList params, TensorList grads, TensorList sta
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_fused_adam_", fused_adam_);
   m.impl("_fused_adam_.tensor_lr", fused_adam__tensor_lr);
   m.impl("_fused_adamw_", fused_adamw_);

@@ -184,7 +184,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("mm.out", mm_out);
   m.impl("addmm.out", addmm_out);
   m.impl("_addmm_activation.out", addmm_activation_out);

@@ -21,7 +21,7 @@ Tensor glu_jvp(const Tensor& glu, const Tensor& x, const Tensor& dx, int64_t dim
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("glu_jvp", glu_jvp);
 }
 

@@ -113,7 +113,7 @@ std::tuple<Tensor, Tensor> grid_sampler_backward(const Tensor& grad, const Tenso
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("grid_sampler_2d", grid_sampler<2>);
   m.impl("grid_sampler_2d_backward", grid_sampler_backward<2>);
   m.impl("grid_sampler_3d", grid_sampler<3>);

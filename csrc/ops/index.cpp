@@ -826,7 +826,7 @@ Tensor ax_histc(const Tensor& self, int64_t bins, const Scalar& min, const Scala
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("gather.out", ax_gather_out);
   m.impl("scatter.src_out", scatter_src_out);
   m.impl("scatter.value_out", scatter_value_out);

@@ -447,7 +447,7 @@ Tensor ax_segment_reduce_backward(const Tensor& grad, const Tensor& output, cons
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("nonzero_static", ax_nonzero_static);
   m.impl("nonzero_static.out", ax_nonzero_static_out);
   m.impl("unfold_backward", ax_unfold_backward);

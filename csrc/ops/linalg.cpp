@@ -934,7 +934,7 @@ Tensor matrix_exp(const Tensor& A) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("linalg_cholesky_ex.L", cholesky_ex_out);
   m.impl("cholesky", cholesky);
   m.impl("cholesky.out", cholesky_out);

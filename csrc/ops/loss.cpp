@@ -148,7 +148,7 @@ Tensor mse_loss_backward(const Tensor& grad, const Tensor& self, const Tensor& t
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("nll_loss_forward.output", nll_forward_out);
   m.impl("nll_loss_backward.grad_input", nll_backward_out);
   m.impl("nll_loss2d_forward.output", nll2d_forward_out);

@@ -189,7 +189,7 @@ Tensor multilabel_margin_loss_backward(const Tensor& grad, const Tensor& self, c
 }
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("multi_margin_loss", multi_margin_loss);
   m.impl("multi_margin_loss.out", multi_margin_loss_out);
   m.impl("multi_margin_loss_backward", multi_margin_loss_backward);

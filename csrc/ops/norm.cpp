@@ -488,7 +488,7 @@ std::tuple<Tensor, Tensor> weight_norm_backward(const Tensor& grad_w, const Tens
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_weight_norm_interface", weight_norm);
   m.impl("_weight_norm_interface_backward", weight_norm_backward);
   m.impl("native_layer_norm", native_layer_norm);

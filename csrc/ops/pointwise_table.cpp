@@ -38,17 +38,17 @@ Tensor& predicate_out(const Tensor& self, Tensor& out) {
 
 // `fn` for each overload of the space-separated list.
 template <typename Fn>
-void register_each(torch::Library& m, const char* overloads, Fn fn) {
+void register_each(CheckedLibrary& m, const char* overloads, Fn fn) {
   std::istringstream names(overloads);
   for (std::string name; names >> name;) m.impl(name.c_str(), fn);
 }
 
 // One function per glue shape of the table's glue column: register_<shape><Op>(m, aten).
 template <axon_pointwise_op Op>
-void register_HAND(torch::Library&, const char*) {}
+void register_HAND(CheckedLibrary&, const char*) {}
 #define AXON_GLUE_SHAPE(shape, fn)                             \
   template <axon_pointwise_op Op>                              \
-  void register_##shape(torch::Library& m, const char* aten) { \
+  void register_##shape(CheckedLibrary& m, const char* aten) { \
     register_each(m, aten, fn);                                \
   }
 AXON_GLUE_SHAPE(UNARY_SAME, (&unary_out<Op, Promote::Same>))
@@ -58,14 +58,14 @@ AXON_GLUE_SHAPE(BINARY_FLOAT, (&binary_out<Op, Promote::IntToFloat>))
 AXON_GLUE_SHAPE(PREDICATE, (&predicate_out<Op>))
 #undef AXON_GLUE_SHAPE
 template <axon_pointwise_op Op>
-void register_COMPARE(torch::Library& m, const char* aten) {
+void register_COMPARE(CheckedLibrary& m, const char* aten) {
   m.impl((std::string(aten) + ".Tensor_out").c_str(), &compare_out<Op>);
   m.impl((std::string(aten) + ".Scalar_out").c_str(), &compare_scalar_out<Op>);
 }
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
 #define AXON_POINTWISE(name, family, arity, ff, fi, fb, out, glue, aten, inductor) \
   register_##glue<AXON_PW_##name>(m, aten);
 #include "kernels/pointwise_ops.def"

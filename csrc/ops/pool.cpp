@@ -425,7 +425,7 @@ Tensor& adaptive_max_pool_backward_out_nd(const Tensor& g, const Tensor& self, c
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   // max pooling
   m.impl("max_pool2d_with_indices.out", max_pool2d_out);
   m.impl("max_pool2d_with_indices_backward.grad_input",

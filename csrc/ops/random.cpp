@@ -339,7 +339,7 @@ Tensor native_dropout_backward(const Tensor& grad, const Tensor& mask, double sc
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("random_", ax_random_);
   m.impl("random_.from", ax_random_from);
   m.impl("random_.to", ax_random_to);

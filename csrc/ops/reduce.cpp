@@ -482,7 +482,7 @@ Tensor& norm_out(const Tensor& self, const std::optional<at::Scalar>& p, at::Int
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("sum.IntList_out", sum_out);
   m.impl("mean.out", mean_out);
   m.impl("prod.int_out", prod_int_out);

@@ -336,7 +336,7 @@ Tensor& aa_bilinear_out(const Tensor& self, at::IntArrayRef output_size, bool al
 }
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   // nearest and nearest-exact: the same six registrations with another mode.
 #define AXON_NEAREST_FAMILY(prefix, mode)                                                          \
   m.impl(prefix "1d.out",                                                                          \

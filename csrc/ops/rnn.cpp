@@ -159,7 +159,7 @@ std::tuple<Tensor, Tensor, Tensor, Tensor, Tensor> gru_cell_backward(const Tenso
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_thnn_fused_lstm_cell", lstm_cell);
   m.impl("_thnn_fused_lstm_cell_backward_impl", lstm_cell_backward);
   m.impl("_thnn_fused_gru_cell", gru_cell);

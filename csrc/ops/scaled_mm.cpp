@@ -71,7 +71,7 @@ Tensor scaled_mm(const Tensor& self, const Tensor& mat2, const Tensor& scale_a,
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_scaled_mm", scaled_mm);
   m.impl("_scaled_mm.out", scaled_mm_out);
 }

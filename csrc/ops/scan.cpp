@@ -417,7 +417,7 @@ std::tuple<Tensor, Tensor, Tensor> ax_unique_consecutive(const Tensor& self, boo
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("cumsum.out",
          [](const Tensor& s, int64_t dim, std::optional<at::ScalarType>, Tensor& out) -> Tensor& {
            return cum_out(s, dim, out, AXON_SCAN_SUM);

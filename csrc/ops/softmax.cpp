@@ -70,7 +70,7 @@ Tensor safe_softmax(const Tensor& self, int64_t dim, std::optional<at::ScalarTyp
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_softmax.out", [](const Tensor& s, int64_t dim, bool h2f, Tensor& out) -> Tensor& {
     return softmax_out_impl(s, dim, h2f, out, AXON_SOFTMAX);
   });

@@ -372,7 +372,7 @@ TORCH_LIBRARY_IMPL(aten, SparseCsrPrivateUse1, m) {
 
 // Dense to sparse: PyTorch's generic conversion (nonzero, then indexing), on the dense key;
 // dense to CSR through it.
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("_to_sparse.sparse_dim",
          static_cast<Tensor (*)(const Tensor&, int64_t)>(at::native::dense_to_sparse));
   m.impl("_to_sparse",

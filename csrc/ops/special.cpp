@@ -35,7 +35,7 @@ Tensor& mvlgamma_out(const Tensor& self, int64_t p, Tensor& out) {
 }  // namespace
 
 // The other special functions register from the pointwise table (ops/pointwise_table.cpp).
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+AXON_ATEN_IMPL(m) {
   m.impl("polygamma.out", polygamma_out);
   m.impl("mvlgamma.out", mvlgamma_out);
 }
