@@ -5,14 +5,15 @@
 # Both are safe to re-run: set-up only installs what is missing.
 
 PYTHON ?= python3
-DEB_PACKAGES = pocl-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclblast-dev \
+# mesa-opencl-icd: Mesa's rusticl, the second OpenCL implementation make test-rusticl runs on.
+DEB_PACKAGES = pocl-opencl-icd mesa-opencl-icd ocl-icd-opencl-dev opencl-c-headers clinfo libclblast-dev \
 	libopenblas-dev ccache make gcc g++
 # expecttest: PyTorch's OpInfo database (the conformance sweep) imports it. transformers: the
 # Hugging Face model tests and the benchmark's BERT / Llama workloads; matplotlib: its charts;
 # torchao: the float8 training test (it declares no dependencies, so torch stays). accelerate,
 # peft, diffusers, lightning, torchtitan: the training libraries Axon is tested with
 # (docs/ecosystem.md); safetensors comes with transformers.
-PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy expecttest transformers==5.24.0 matplotlib torchao==0.18.0 \
+PY_PACKAGES = torch==2.13.0 pytest ninja numpy scipy pyyaml expecttest transformers==5.24.0 matplotlib torchao==0.18.0 \
 	accelerate==1.15.0 peft==0.21.2 diffusers==0.42.1 lightning==2.6.6 torchtitan==0.3.0
 # torchvision and timm for the model sweep's torchvision and timm families, in a folder of their
 # own that only the sweep puts on its path: the index's torchvision 0.28.0 is a CUDA build whose
@@ -26,8 +27,8 @@ MODEL_ZOO_PACKAGES = torchvision==0.28.0 timm
 BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD=0 \
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
-.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize format lint clean coverage bench bench-kernels soak fuzz warmup models \
-	modules accuracy wheel-check test-slow
+.PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize tsan format lint clean coverage bench bench-kernels soak fuzz warmup models \
+	modules accuracy wheel-check test-slow test-rusticl
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
 # --out and their raw results and resume checkpoints (JSON, JSON lines) to --data. The repository
@@ -68,8 +69,24 @@ test-runtime:
 sanitize:
 	$(MAKE) -C runtime sanitize
 
+# The runtime's threaded test and its cheap C tests under ThreadSanitizer (issue 24; about a
+# minute once built, runtime/build-tsan).
+tsan:
+	$(MAKE) -C runtime tsan
+
 test-python:
 	$(PYTHON) -m pytest tests -q -m "not slow"
+
+# The subset of the tests in tests/rusticl_subset.txt on a second OpenCL implementation, Mesa's
+# rusticl on llvmpipe (package mesa-opencl-icd; about two minutes on two cores with a warm kernel
+# cache, far longer cold). Skips with a message where no rusticl platform is present.
+test-rusticl:
+	@if ! RUSTICL_ENABLE=llvmpipe clinfo -l 2>/dev/null | grep -q rusticl; then \
+		echo "test-rusticl: skipped: no rusticl OpenCL platform (install mesa-opencl-icd and clinfo)"; \
+	else \
+		RUSTICL_ENABLE=llvmpipe AXON_DEVICES=rusticl $(PYTHON) -m pytest -q \
+			$$(sed -e 's/#.*//' tests/rusticl_subset.txt); \
+	fi
 
 # The slow tests: torchrun of a Hugging Face Trainer script, torchtitan with FSDP2 and compiled
 # (about 4 minutes on two cores).

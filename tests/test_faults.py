@@ -1,14 +1,17 @@
 """Fault injection (issue 24, runtime/include/axon/fault.h): the N-th device allocation, kernel
-enqueue, copy or program build fails as the driver's own failure would. Swept over a whole
-training step of a small model, eager and compiled, each fault surfaces as a Python exception
-that says what failed; nothing crashes or hangs, the next step succeeds, and device memory
-returns to where it was."""
+enqueue, copy, program build or collective fails as the driver's (or the network's) own failure
+would. Swept over a whole training step of a small model, eager and compiled, each fault surfaces
+as a Python exception that says what failed; nothing crashes or hangs, the next step succeeds, and
+device memory returns to where it was. Collectives: the step all-reduces its gradients in a
+one-rank axon process group (tests/test_distributed_faults.py has two ranks)."""
 
+import contextlib
 import gc
 import uuid
 
 import pytest
 import torch
+import torch.distributed as dist
 
 import torch_axon  # noqa: F401
 from torch_axon import _C
@@ -17,7 +20,7 @@ from torch_axon import _C
 POSITIONS = 24
 
 
-def _setup(compiled: bool):
+def _setup(compiled: bool, all_reduce: bool = False):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4)).to("axon")
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
@@ -28,6 +31,8 @@ def _setup(compiled: bool):
         loss = torch.nn.functional.mse_loss(forward(x), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
+        for p in model.parameters() if all_reduce else ():
+            dist.all_reduce(p.grad, op=dist.ReduceOp.AVG)
         opt.step()
         return loss.item()
 
@@ -40,11 +45,25 @@ def _positions(n: int) -> list[int]:
     return sorted({1 + round(i * (n - 1) / (POSITIONS - 1)) for i in range(POSITIONS)})
 
 
+@contextlib.contextmanager
+def _one_rank_group():
+    dist.init_process_group("axon", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+
+
 @pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
-@pytest.mark.parametrize("kind", ["alloc", "launch", "copy"])
+@pytest.mark.parametrize("kind", ["alloc", "launch", "copy", "collective"])
 def test_a_fault_anywhere_in_a_training_step_is_an_exception(kind, compiled):
+    with _one_rank_group() if kind == "collective" else contextlib.nullcontext():
+        _sweep(kind, compiled)
+
+
+def _sweep(kind: str, compiled: bool) -> None:
     torch._dynamo.reset()
-    step = _setup(compiled)
+    step = _setup(compiled, all_reduce=kind == "collective")
     step()
     step()  # kernels built, compiled code cached, optimizer state made
     gc.collect()

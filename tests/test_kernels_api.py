@@ -39,6 +39,9 @@ def test_storage_offset_and_default_threads(axpy):
 def test_orders_with_builtin_ops_on_a_stream(axpy):
     s = torch.axon.Stream()
     x = torch.ones(4096, device="axon")
+    # x is written on the default stream: s waits for it (streams run concurrently where the
+    # driver has a thread per queue, as Mesa's rusticl does).
+    s.wait_stream(torch.axon.current_stream())
     with torch.axon.stream(s):
         y = torch.zeros(4096, device="axon") + 1.0
         axpy.axpy(y, x, 3.0, y.numel())
@@ -48,6 +51,9 @@ def test_orders_with_builtin_ops_on_a_stream(axpy):
 
 
 def test_two_dimensional_grid_local_memory_and_options():
+    # double where the device has it (Mesa's rusticl on llvmpipe has no cl_khr_fp64)
+    fp64 = torch.axon.get_device_properties(0).has_fp64
+    c_type, dtype = ("double", torch.float64) if fp64 else ("float", torch.float32)
     lib = compile_shader(
         """
 __kernel void row_sums(__global const T *x, __global T *out, __local T *scratch, int cols) {
@@ -62,10 +68,10 @@ __kernel void row_sums(__global const T *x, __global T *out, __local T *scratch,
         out[row] = total;
     }
 }""",
-        options="-DT=double",
+        options=f"-DT={c_type}",
     )
-    x = torch.randn(6, 50, dtype=torch.float64)
-    out = torch.empty(6, dtype=torch.float64, device="axon")
+    x = torch.randn(6, 50, dtype=dtype)
+    out = torch.empty(6, dtype=dtype, device="axon")
     lib.row_sums(x.to("axon"), out, 8 * 8, 50, threads=(8, 6), group_size=(8, 1))
     torch.testing.assert_close(out.cpu(), x.sum(1))
 

@@ -442,18 +442,19 @@ def test_any_all_dim_lists():
 
 def test_out_dtype_mismatch_rejected():
     """out= tensors of another dtype are refused, as on the CPU (never written with the wrong
-    element size)."""
+    element size). float16, not float64: a device without cl_khr_fp64 refuses float64
+    tensors before the dtype check."""
     for dev in ("cpu", DEVICE):
         x = torch.randn(4, 5, device=dev)
         with pytest.raises(RuntimeError, match="dtype"):
-            torch.amax(x, 0, out=torch.empty(5, dtype=torch.float64, device=dev))
+            torch.amax(x, 0, out=torch.empty(5, dtype=torch.float16, device=dev))
         with pytest.raises(RuntimeError, match="dtype"):
             torch.argmax(x, 0, out=torch.empty(5, dtype=torch.int32, device=dev))
         with pytest.raises(RuntimeError, match="dtype"):
             torch.max(
                 x,
                 0,
-                out=(torch.empty(5, dtype=torch.float64, device=dev), torch.empty(5, dtype=torch.int64, device=dev)),
+                out=(torch.empty(5, dtype=torch.float16, device=dev), torch.empty(5, dtype=torch.int64, device=dev)),
             )
         with pytest.raises(RuntimeError, match="dtype"):
             torch.min(x, 0, out=(torch.empty(5, device=dev), torch.empty(5, dtype=torch.int32, device=dev)))

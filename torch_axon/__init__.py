@@ -17,6 +17,7 @@ def _register() -> None:
         device,
         distributed,
         integrations,
+        printing,
     )
 
     if torch._C._get_privateuse1_backend_name() != "axon":
@@ -25,6 +26,7 @@ def _register() -> None:
         torch._register_device_module("axon", device)
         torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
     _conv_layout_as_eager()
+    printing.install()  # print() of tensors on a device without float64
     distributed.register()
     integrations.install()  # import hooks only: accelerate/transformers are adapted when imported
 

@@ -6,6 +6,7 @@
 #include <torch/extension.h>
 
 #include "axon/fault.h"
+#include "axon/live_objects.h"
 #include "axon_glue.h"
 
 namespace axon {
@@ -18,7 +19,10 @@ void check(axon_status_t st, const char* what) {
 axon_fault_kind fault_kind(const std::string& name) {
   for (int k = 0; k < AXON_FAULT_KIND_COUNT; k++)
     if (name == axon_fault_kind_name(axon_fault_kind(k))) return axon_fault_kind(k);
-  TORCH_CHECK_VALUE(false, "fault kind \"", name, "\": one of alloc, build, launch, copy");
+  std::string kinds;
+  for (int k = 0; k < AXON_FAULT_KIND_COUNT; k++)
+    kinds += std::string(k ? ", " : "") + axon_fault_kind_name(axon_fault_kind(k));
+  TORCH_CHECK_VALUE(false, "fault kind \"", name, "\": one of ", kinds);
 }
 
 py::dict device_info(int index) {
@@ -159,6 +163,14 @@ PYBIND11_MODULE(_C, m) {
       },
       py::arg("kind"), py::arg("n"));
   m.def("_fault_count", [](const std::string& kind) { return axon_fault_count(fault_kind(kind)); });
+  // The OpenCL objects Axon holds, by kind (runtime/include/axon/live_objects.h): the soak run's
+  // leak check.
+  m.def("_live_objects", [] {
+    py::dict d;
+    for (int k = 0; k < AXON_LIVE_KIND_COUNT; k++)
+      d[axon_live_kind_name(axon_live_kind(k))] = axon_live_objects(axon_live_kind(k));
+    return d;
+  });
   m.def("fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
   m.def("kernel_cache_stats", [] {
     axon_cache_stats s;

@@ -24,6 +24,7 @@
 #include <utility>
 #include <vector>
 
+#include "axon/fault.h"
 #include "axon_glue.h"
 
 namespace axon {
@@ -338,6 +339,15 @@ c10d::ReduceOp premultiply(const c10d::ReduceOp& op, const TensorList& hosts) {
   return c10d::ReduceOp(c10d::ReduceOp::SUM);
 }
 
+// Fault injection (AXON_FAULTS collective:N, runtime/include/axon/fault.h): the N-th collective
+// this process starts fails before Gloo sees it, as one whose transport broke would; its peers
+// wait for it until the group's timeout.
+void fault_point(c10d::OpType type) {
+  auto name = c10d::opTypeToString(type);
+  if (axon_fault_point(AXON_FAULT_COLLECTIVE, AXON_ERROR_IO, name.c_str()) != AXON_SUCCESS)
+    C10_THROW_ERROR(DistBackendError, std::string("axon distributed: ") + axon_last_error());
+}
+
 class AxonBackend : public c10d::Backend {
  public:
   AxonBackend(c10::intrusive_ptr<c10d::Backend> gloo, int rank, int size)
@@ -392,25 +402,29 @@ class AxonBackend : public c10d::Backend {
   WorkPtr broadcast(TensorList& tensors, const c10d::BroadcastOptions& opts) override {
     Staging s(false);
     auto hosts = s.in_out(tensors);
-    return launch(c10d::OpType::BROADCAST, std::move(s), gloo_->broadcast(hosts, opts));
+    return launch(c10d::OpType::BROADCAST, std::move(s),
+                  [&] { return gloo_->broadcast(hosts, opts); });
   }
 
   WorkPtr allreduce(TensorList& tensors, const c10d::AllreduceOptions& opts) override {
     Staging s(true, !premultiplies(opts.reduceOp));
     auto hosts = s.in_out(tensors);
-    auto gloo_opts = opts;
-    gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
-    return launch(c10d::OpType::ALLREDUCE, std::move(s), gloo_->allreduce(hosts, gloo_opts));
+    return launch(c10d::OpType::ALLREDUCE, std::move(s), [&] {
+      auto gloo_opts = opts;
+      gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
+      return gloo_->allreduce(hosts, gloo_opts);
+    });
   }
 
   WorkPtr allreduce_coalesced(TensorList& tensors,
                               const c10d::AllreduceCoalescedOptions& opts) override {
     Staging s(true, !premultiplies(opts.reduceOp));
     auto hosts = s.in_out(tensors);
-    auto gloo_opts = opts;
-    gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
-    return launch(c10d::OpType::ALLREDUCE_COALESCED, std::move(s),
-                  gloo_->allreduce_coalesced(hosts, gloo_opts));
+    return launch(c10d::OpType::ALLREDUCE_COALESCED, std::move(s), [&] {
+      auto gloo_opts = opts;
+      gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
+      return gloo_->allreduce_coalesced(hosts, gloo_opts);
+    });
   }
 
   WorkPtr reduce(TensorList& tensors, const c10d::ReduceOptions& opts) override {
@@ -419,9 +433,11 @@ class AxonBackend : public c10d::Backend {
     Staging s(true, /*may_map=*/false);
     // Only the root's tensor receives the result, as with NCCL.
     auto hosts = getRank() == opts.rootRank ? s.in_out(tensors) : s.in(tensors);
-    auto gloo_opts = opts;
-    gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
-    return launch(c10d::OpType::REDUCE, std::move(s), gloo_->reduce(hosts, gloo_opts));
+    return launch(c10d::OpType::REDUCE, std::move(s), [&] {
+      auto gloo_opts = opts;
+      gloo_opts.reduceOp = premultiply(opts.reduceOp, hosts);
+      return gloo_->reduce(hosts, gloo_opts);
+    });
   }
 
   WorkPtr allgather(std::vector<TensorList>& outputs, TensorList& inputs,
@@ -474,10 +490,11 @@ class AxonBackend : public c10d::Backend {
     Staging s(true, !premultiplies(opts.reduceOp));
     auto host_in = s.in(inputs);
     auto host_out = s.out(outputs);
-    auto gloo_opts = opts;
-    for (auto& list : host_in) gloo_opts.reduceOp = premultiply(opts.reduceOp, list);
-    return launch(c10d::OpType::REDUCE_SCATTER, std::move(s),
-                  gloo_->reduce_scatter(host_out, host_in, gloo_opts));
+    return launch(c10d::OpType::REDUCE_SCATTER, std::move(s), [&] {
+      auto gloo_opts = opts;
+      for (auto& list : host_in) gloo_opts.reduceOp = premultiply(opts.reduceOp, list);
+      return gloo_->reduce_scatter(host_out, host_in, gloo_opts);
+    });
   }
 
   WorkPtr _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
@@ -485,10 +502,11 @@ class AxonBackend : public c10d::Backend {
     Staging s(true, !premultiplies(opts.reduceOp));
     auto host_in = s.in(input);
     auto host_out = s.out(output);
-    auto gloo_opts = opts;
-    gloo_opts.reduceOp = premultiply(opts.reduceOp, {host_in});
-    return launch(c10d::OpType::_REDUCE_SCATTER_BASE, std::move(s),
-                  gloo_->_reduce_scatter_base(host_out, host_in, gloo_opts));
+    return launch(c10d::OpType::_REDUCE_SCATTER_BASE, std::move(s), [&] {
+      auto gloo_opts = opts;
+      gloo_opts.reduceOp = premultiply(opts.reduceOp, {host_in});
+      return gloo_->_reduce_scatter_base(host_out, host_in, gloo_opts);
+    });
   }
 
   WorkPtr reduce_scatter_tensor_coalesced(TensorList& outputs, TensorList& inputs,
@@ -518,23 +536,25 @@ class AxonBackend : public c10d::Backend {
   WorkPtr send(TensorList& tensors, int dst, int tag) override {
     Staging s(false);
     auto hosts = s.in(tensors);
-    return launch(c10d::OpType::SEND, std::move(s), gloo_->send(hosts, dst, tag));
+    return launch(c10d::OpType::SEND, std::move(s), [&] { return gloo_->send(hosts, dst, tag); });
   }
 
   WorkPtr recv(TensorList& tensors, int src, int tag) override {
     Staging s(false);
     auto hosts = s.out(tensors);
-    return launch(c10d::OpType::RECV, std::move(s), gloo_->recv(hosts, src, tag));
+    return launch(c10d::OpType::RECV, std::move(s), [&] { return gloo_->recv(hosts, src, tag); });
   }
 
   WorkPtr recvAnysource(TensorList& tensors, int tag) override {
     Staging s(false);
     auto hosts = s.out(tensors);
-    return launch(c10d::OpType::RECVANYSOURCE, std::move(s), gloo_->recvAnysource(hosts, tag));
+    return launch(c10d::OpType::RECVANYSOURCE, std::move(s),
+                  [&] { return gloo_->recvAnysource(hosts, tag); });
   }
 
   WorkPtr barrier(const c10d::BarrierOptions& opts) override {
     // Gloo's barrier is a host one; the device's queued work is not part of it (as with Gloo).
+    fault_point(c10d::OpType::BARRIER);
     auto gloo_opts = opts;
     gloo_opts.device.reset();
     return gloo_->barrier(gloo_opts);
@@ -547,7 +567,7 @@ class AxonBackend : public c10d::Backend {
     Staging s(false);
     auto host_in = s.in(inputs);
     auto host_out = s.out(outputs);
-    return launch(type, std::move(s), gloo_call(host_out, host_in));
+    return launch(type, std::move(s), [&] { return gloo_call(host_out, host_in); });
   }
 
   static c10::intrusive_ptr<Backend> wrap(c10::intrusive_ptr<Backend> gloo) {
@@ -556,8 +576,12 @@ class AxonBackend : public c10d::Backend {
     return c10::make_intrusive<AxonBackend>(std::move(gloo), rank, size);
   }
 
-  WorkPtr launch(c10d::OpType type, Staging staging, WorkPtr gloo) {
-    auto work = c10::make_intrusive<StagedWork>(getRank(), type, std::vector<WorkPtr>{gloo},
+  // Starts Gloo's work (`gloo_call`, which may change the staged inputs: PREMUL_SUM's factor)
+  // unless a fault is injected here.
+  template <class GlooCall>
+  WorkPtr launch(c10d::OpType type, Staging staging, GlooCall gloo_call) {
+    fault_point(type);
+    auto work = c10::make_intrusive<StagedWork>(getRank(), type, std::vector<WorkPtr>{gloo_call()},
                                                 std::move(staging));
     work->finish_when_done();
     if (coalescing_) coalesced_.push_back(work);

@@ -91,7 +91,8 @@ inline void att_zero(float8 *dst, long n) {
   long vbase = b * g.v_s[0] + hk * g.v_s[1];                 \
   long mbase = b * g.m_s[0] + h * g.m_s[1] + i * g.m_s[2];
 
-KERNEL(attn_fwd)(BUF(q), BUF(k), BUF(v), BUF(mask), BUF(out), BUF(lse), attn_geom g) {
+KERNEL(attn_fwd)(BUF(q), BUF(k), BUF(v), BUF(mask), BUF(out), BUF(lse), STRUCT_ARG(attn_geom, g)) {
+  PRIVATE_STRUCT(attn_geom, g);
   long row = get_global_id(0);
   if (row >= g.batch * g.heads * g.q_len) return;
   ATT_QUERY_ROW(g, row)
@@ -134,7 +135,8 @@ KERNEL(attn_fwd)(BUF(q), BUF(k), BUF(v), BUF(mask), BUF(out), BUF(lse), attn_geo
 
 /* Per query row: D = dO . O (stored for attn_bwd_kv), dQ and the row of dMask. */
 KERNEL(attn_bwd_q)(BUF(q), BUF(k), BUF(v), BUF(mask), BUF(out), BUF(lse), BUF(grad_out),
-                   BUF(grad_q), BUF(grad_mask), BUF(delta), attn_geom g) {
+                   BUF(grad_q), BUF(grad_mask), BUF(delta), STRUCT_ARG(attn_geom, g)) {
+  PRIVATE_STRUCT(attn_geom, g);
   long row = get_global_id(0);
   if (row >= g.batch * g.heads * g.q_len) return;
   ATT_QUERY_ROW(g, row)
@@ -171,7 +173,8 @@ KERNEL(attn_bwd_q)(BUF(q), BUF(k), BUF(v), BUF(mask), BUF(out), BUF(lse), BUF(gr
 /* Per key row (of a key head): dK and dV over the query rows of every query head reading it.
  * Runs after attn_bwd_q, whose D it reads. */
 KERNEL(attn_bwd_kv)(BUF(q), BUF(k), BUF(v), BUF(mask), BUF(lse), BUF(grad_out), BUF(grad_k),
-                    BUF(grad_v), BUF(delta), attn_geom g) {
+                    BUF(grad_v), BUF(delta), STRUCT_ARG(attn_geom, g)) {
+  PRIVATE_STRUCT(attn_geom, g);
   long row = get_global_id(0);
   if (row >= g.batch * g.kv_heads * g.kv_len) return;
   long j = row % g.kv_len, bh = row / g.kv_len, hk = bh % g.kv_heads, b = bh / g.kv_heads;

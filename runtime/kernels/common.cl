@@ -60,6 +60,19 @@
 #define KERNEL(name) KERNEL_WITH(, name)
 #define KERNEL_WG(x, y, z, name) KERNEL_WITH(__attribute__((reqd_work_group_size(x, y, z))), name)
 
+/* A struct argument holding arrays is declared STRUCT_ARG(type, name), and the kernel opens
+ * with PRIVATE_STRUCT(type, name);. Built with -DAXON_PRIVATE_STRUCT_ARGS (the runtime adds it
+ * for devices with that quirk, quirks.c), the kernel reads a private copy: Mesa's rusticl on
+ * llvmpipe crashes compiling a read of such an array at a computed index in the argument itself
+ * (runtime/tools/rusticl/README.md). Elsewhere the two leave the kernel as written. */
+#ifdef AXON_PRIVATE_STRUCT_ARGS
+#define STRUCT_ARG(type, name) type name##_arg
+#define PRIVATE_STRUCT(type, name) type name = name##_arg
+#else
+#define STRUCT_ARG(type, name) type name
+#define PRIVATE_STRUCT(type, name)
+#endif
+
 /* Loads and stores by element type, usable for any operand regardless of DT. */
 #define LD_F32(p, i) (((__global const float *)(p))[i])
 #define LD_F64(p, i) (((__global const double *)(p))[i])
@@ -336,8 +349,13 @@ typedef struct ew_geom {
   long ndim;
   long scalar_mask; /* bit k: input k is a scalar argument, not memory */
   long sizes[AXON_MAX_DIMS];
-  long strides[4][AXON_MAX_DIMS];
+  long strides[4 * AXON_MAX_DIMS]; /* the host's [4][AXON_MAX_DIMS]: read with GEOM_STRIDE */
 } ew_geom;
+
+/* Operand k's stride along dimension d in a geometry's flat strides array. Kernel argument
+ * structs hold no two-dimensional arrays: Mesa's rusticl sizes such a struct wrongly and
+ * refuses the argument (runtime/tools/rusticl/README.md); the memory layout is the same. */
+#define GEOM_STRIDE(g, k, d) ((g).strides[(k)*AXON_MAX_DIMS + (d)])
 
 /* Element offsets of linear index i for the first n operands. */
 inline void ew_offsets(const ew_geom *g, long i, int n, long *off) {
@@ -346,7 +364,7 @@ inline void ew_offsets(const ew_geom *g, long i, int n, long *off) {
     long size = g->sizes[d];
     long idx = d + 1 < g->ndim ? i % size : i;
     i = d + 1 < g->ndim ? i / size : 0;
-    for (int k = 0; k < n; k++) off[k] += idx * g->strides[k][d];
+    for (int k = 0; k < n; k++) off[k] += idx * GEOM_STRIDE(*g, k, d);
   }
 }
 

@@ -35,7 +35,8 @@ inline im2col_run im2col_locate(const sp_geom *g, long o01, long block) {
 
 /* A 3-D launch: dim 0 is the innermost output position o2, dim 1 o01, dim 2 the column block.
  * Every division depends on dims 1 and 2 only. */
-KERNEL(im2col)(BUF(image), BUF(col), sp_geom g, long total) {
+KERNEL(im2col)(BUF(image), BUF(col), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long o2 = get_global_id(0);
   if (o2 >= g.out[2]) return;
   im2col_run r = im2col_locate(&g, get_global_id(1), get_global_id(2));
@@ -48,7 +49,8 @@ KERNEL(im2col)(BUF(image), BUF(col), sp_geom g, long total) {
 /* im2col for CPU devices (the runtime chooses): a work-item per run of o2 (launch dims: o01,
  * column block). The window's valid range of o2 is worked out once, so the run is a strided
  * copy between two stretches of zeros, with no bounds test or division per element. */
-KERNEL(im2col_rows)(BUF(image), BUF(col), sp_geom g, long total) {
+KERNEL(im2col_rows)(BUF(image), BUF(col), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long o01 = get_global_id(0);
   if (o01 >= g.out[0] * g.out[1]) return;
   im2col_run r = im2col_locate(&g, o01, get_global_id(1));
@@ -74,7 +76,8 @@ inline long tap_source(long i, long kk, long s, long p, long d, long out) {
   return t < out ? t : -1;
 }
 
-KERNEL(col2im)(BUF(col), BUF(image), sp_geom g, long total) {
+KERNEL(col2im)(BUF(col), BUF(image), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long i2 = idx % g.in[2], i1 = (idx / g.in[2]) % g.in[1], i0 = (idx / (g.in[2] * g.in[1])) % g.in[0];

@@ -30,7 +30,9 @@ inline CT lse3(CT a, CT b, CT c) {
 /* log_alpha and the loss. One work-group per batch element; its items share the positions s
  * and step through time with a barrier per step. */
 KERNEL(ctc_alpha)(BUF(log_probs), BUF(targets), BUF(tg_offset), BUF(input_lengths),
-                  BUF(target_lengths), BUF(log_alpha), BUF(nll), axon_ctc_args A, long total) {
+                  BUF(target_lengths), BUF(log_alpha), BUF(nll), STRUCT_ARG(axon_ctc_args, A),
+                  long total) {
+  PRIVATE_STRUCT(axon_ctc_args, A);
   long b = get_group_id(0), lid = get_local_id(0), lsz = get_local_size(0);
   if (b >= total) return;
   long T = A.time, Lmax = A.max_positions, blank = A.blank;
@@ -78,7 +80,8 @@ KERNEL(ctc_alpha)(BUF(log_probs), BUF(targets), BUF(tg_offset), BUF(input_length
  * in fifteen on some inputs, never with POCL_WORK_GROUP_METHOD=cbs). */
 KERNEL(ctc_grad)(BUF(grad_out), BUF(log_probs), BUF(targets), BUF(tg_offset),
                  BUF(input_lengths), BUF(target_lengths), BUF(nll), BUF(log_alpha),
-                 BUF(log_beta), BUF(grad), axon_ctc_args A, long total) {
+                 BUF(log_beta), BUF(grad), STRUCT_ARG(axon_ctc_args, A), long total) {
+  PRIVATE_STRUCT(axon_ctc_args, A);
   long b = get_global_id(0);
   if (b >= total) return;
   long T = A.time, N = A.batch, C = A.classes, Lmax = A.max_positions, blank = A.blank;

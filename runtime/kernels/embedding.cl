@@ -62,7 +62,9 @@ inline void bag_range(__global uchar *offsets, long b, const axon_embedding_bag_
 
 /* One work item per (bag, column): out, and bag_size / max_indices. */
 KERNEL(embedding_bag)(BUF(weight), BUF(indices), BUF(offsets), BUF(psw), BUF(out),
-                      BUF(bag_size), BUF(max_indices), axon_embedding_bag_args A, long total) {
+                      BUF(bag_size), BUF(max_indices), STRUCT_ARG(axon_embedding_bag_args, A),
+                      long total) {
+  PRIVATE_STRUCT(axon_embedding_bag_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long dim = A.dim, b = idx / dim, d = idx % dim, mode = A.mode;
@@ -91,8 +93,9 @@ KERNEL(embedding_bag)(BUF(weight), BUF(indices), BUF(offsets), BUF(psw), BUF(out
 }
 
 /* One work item per index: the bag holding it (the last bag starting at or before it). */
-KERNEL(embedding_bag_offset2bag)(BUF(offsets), BUF(offset2bag), axon_embedding_bag_args A,
-                                 long total) {
+KERNEL(embedding_bag_offset2bag)(BUF(offsets), BUF(offset2bag),
+                                 STRUCT_ARG(axon_embedding_bag_args, A), long total) {
+  PRIVATE_STRUCT(axon_embedding_bag_args, A);
   long i = get_global_id(0);
   if (i >= total) return;
   long lo = 0, hi = A.bags - 1;
@@ -111,8 +114,10 @@ KERNEL(embedding_bag_offset2bag)(BUF(offsets), BUF(offset2bag), axon_embedding_b
  * first position in the bag holding the maximum's row takes the whole gradient.
  * grad is contiguous [bags, dim]; rows is contiguous [indices, dim]. */
 KERNEL(embedding_bag_rows)(BUF(grad), BUF(indices), BUF(offset2bag), BUF(bag_size),
-                           BUF(max_indices), BUF(psw), BUF(rows), axon_embedding_bag_args A,
+                           BUF(max_indices), BUF(psw), BUF(rows),
+                           STRUCT_ARG(axon_embedding_bag_args, A),
                            long total) {
+  PRIVATE_STRUCT(axon_embedding_bag_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long dim = A.dim, i = idx / dim, d = idx % dim, mode = A.mode;
@@ -138,7 +143,8 @@ KERNEL(embedding_bag_rows)(BUF(grad), BUF(indices), BUF(offset2bag), BUF(bag_siz
 
 /* One work item per index position: d loss / d per_sample_weight = <grad[bag], weight[row]>. */
 KERNEL(embedding_bag_psw_backward)(BUF(grad), BUF(weight), BUF(indices), BUF(offset2bag),
-                                   BUF(out), axon_embedding_bag_args A, long total) {
+                                   BUF(out), STRUCT_ARG(axon_embedding_bag_args, A), long total) {
+  PRIVATE_STRUCT(axon_embedding_bag_args, A);
   long i = get_global_id(0);
   if (i >= total) return;
   long dim = A.dim, b = LD_I64(PTR(offset2bag), i);

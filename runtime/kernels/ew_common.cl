@@ -20,8 +20,10 @@ typedef struct ew_line {
   if (i >= g.numel) return;         \
   long off[4] = {i, i, i, i};
 #else
-#define EW_SIG BUF(o), BUF(x), BUF(y), BUF(z), ew_geom g, CT s1, CT s2, CT s3, CT alpha, CT beta
+#define EW_SIG \
+  BUF(o), BUF(x), BUF(y), BUF(z), STRUCT_ARG(ew_geom, g), CT s1, CT s2, CT s3, CT alpha, CT beta
 #define EW_BEGIN(n)                 \
+  PRIVATE_STRUCT(ew_geom, g);       \
   long i = get_global_id(0);        \
   if (i >= g.numel) return;         \
   long off[4];                      \
@@ -38,13 +40,14 @@ typedef struct ew_line {
 #else
 #define EW_ROWS(rows_name, n, BODY) IF_WANTED(rows_name,                   \
   KERNEL(rows_name)(EW_SIG) {                                       \
+    PRIVATE_STRUCT(ew_geom, g);                                           \
     long run = get_global_id(0), len = g.sizes[0];                        \
     if (run >= g.numel / len) return;                                     \
     long base[4];                                                         \
     ew_offsets(&g, run * len, (n) + 1, base);                             \
     for (long j = 0; j < len; j++) {                                      \
       long i = run * len + j, off[4];                                     \
-      for (int k = 0; k <= (n); k++) off[k] = base[k] + j * g.strides[k][0]; \
+      for (int k = 0; k <= (n); k++) off[k] = base[k] + j * GEOM_STRIDE(g, k, 0); \
       BODY                                                                \
     }                                                                     \
   })
@@ -130,9 +133,10 @@ typedef struct ew_line {
  * short and long rows both spread over the cores; it locates its run once. */
 #define VAT(k) (base[k] + j)
 #define VLOAD_AS(k, buf, VLD, SPLAT) \
-  (g.strides[k][0] ? VLD(PTR(buf), base[k] + j) : SPLAT(PTR(buf), base[k]))
+  (GEOM_STRIDE(g, k, 0) ? VLD(PTR(buf), base[k] + j) : SPLAT(PTR(buf), base[k]))
 #define EW_VEC(vector_name, VBODY, SBODY) IF_WANTED(vector_name,               \
   KERNEL(vector_name)(EW_SIG) {                                                   \
+    PRIVATE_STRUCT(ew_geom, g);                                                   \
     long len = g.sizes[0], chunks = (len + EW_SPAN - 1) / EW_SPAN;                \
     long item = get_global_id(0), run = item / chunks;                            \
     if (run >= g.numel / len) return;                                             \
@@ -144,7 +148,7 @@ typedef struct ew_line {
     }                                                                             \
     for (; j < end; j++) {                                                        \
       long i = run * len + j, off[4];                                             \
-      for (int k = 0; k < 4; k++) off[k] = base[k] + j * g.strides[k][0];         \
+      for (int k = 0; k < 4; k++) off[k] = base[k] + j * GEOM_STRIDE(g, k, 0);         \
       SBODY                                                                       \
     }                                                                             \
   })

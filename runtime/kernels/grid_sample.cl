@@ -140,7 +140,9 @@ inline void gs_make_taps(__global uchar *grid, long n, long o0, long o1, long o2
   }
 }
 
-KERNEL(grid_sample)(BUF(in), BUF(grid), BUF(out), axon_grid_sample_args A, long total) {
+KERNEL(grid_sample)(BUF(in), BUF(grid), BUF(out), STRUCT_ARG(axon_grid_sample_args, A),
+                    long total) {
+  PRIVATE_STRUCT(axon_grid_sample_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long O0 = A.out_size[0], O1 = A.out_size[1], O2 = A.out_size[2], C = A.channels;
@@ -157,7 +159,8 @@ KERNEL(grid_sample)(BUF(in), BUF(grid), BUF(out), axon_grid_sample_args A, long 
 }
 
 KERNEL(grid_sample_backward)(BUF(grad_out), BUF(in), BUF(grid), BUF(acc), BUF(grad_grid),
-                             axon_grid_sample_args A, long total) {
+                             STRUCT_ARG(axon_grid_sample_args, A), long total) {
+  PRIVATE_STRUCT(axon_grid_sample_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long O0 = A.out_size[0], O1 = A.out_size[1], O2 = A.out_size[2], C = A.channels;

@@ -14,7 +14,7 @@ typedef struct dim_geom {
   long numel; /* work-items */
   long ndim;
   long sizes[AXON_MAX_DIMS];
-  long strides[3][AXON_MAX_DIMS];
+  long strides[3 * AXON_MAX_DIMS]; /* the host's [3][AXON_MAX_DIMS] (GEOM_STRIDE) */
   long len;        /* scatter: index entries per line */
   long dstride[3]; /* strides along the scattered / gathered dim */
   long dim_size;   /* size of self (scatter) or src (gather) along the dim */
@@ -26,14 +26,15 @@ inline void dim_offsets(const dim_geom *g, long i, long *off) {
     long size = g->sizes[d];
     long idx = d + 1 < g->ndim ? i % size : i;
     i = d + 1 < g->ndim ? i / size : 0;
-    for (int k = 0; k < 3; k++) off[k] += idx * g->strides[k][d];
+    for (int k = 0; k < 3; k++) off[k] += idx * GEOM_STRIDE(*g, k, d);
   }
 }
 
 inline long wrap_index(long v, long size) { return v < 0 ? v + size : v; }
 
 /* out[p] = src[p with p[dim] := index[p]] (index_select passes an expanded index). */
-KERNEL(ix_gather)(BUF(o), BUF(ix), BUF(src), dim_geom g) {
+KERNEL(ix_gather)(BUF(o), BUF(ix), BUF(src), STRUCT_ARG(dim_geom, g)) {
+  PRIVATE_STRUCT(dim_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[3];
@@ -77,8 +78,10 @@ inline CT scatter_combine(int mode, CT a, CT b) {
 
 /* One work-item per line: for j in order, self[.., index[j], ..] (op)= alpha * src[.., j, ..]
  * (or the scalar `value`). Without include_self the touched elements start at the identity. */
-KERNEL(ix_scatter)(BUF(self), BUF(ix), BUF(src), dim_geom g, int mode, int include_self,
+KERNEL(ix_scatter)(BUF(self), BUF(ix), BUF(src), STRUCT_ARG(dim_geom, g), int mode,
+                   int include_self,
                          int src_is_scalar, CT value, CT alpha) {
+  PRIVATE_STRUCT(dim_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[3];
@@ -139,7 +142,8 @@ inline long adv_b(const adv_geom *g, __global const uchar *ix, long b, long *oth
   return s;
 }
 
-KERNEL(ix_index)(BUF(o), BUF(ix), BUF(self), adv_geom g) {
+KERNEL(ix_index)(BUF(o), BUF(ix), BUF(self), STRUCT_ARG(adv_geom, g)) {
+  PRIVATE_STRUCT(adv_geom, g);
   long i = get_global_id(0);
   if (i >= g.rnumel * g.bnumel) return;
   long b = i % g.bnumel, r = i / g.bnumel, so, oo;
@@ -149,7 +153,8 @@ KERNEL(ix_index)(BUF(o), BUF(ix), BUF(self), adv_geom g) {
 }
 
 /* One work-item per r walks b in order: the last write wins, or values accumulate. */
-KERNEL(ix_index_put)(BUF(self), BUF(ix), BUF(values), adv_geom g, int accumulate) {
+KERNEL(ix_index_put)(BUF(self), BUF(ix), BUF(values), STRUCT_ARG(adv_geom, g), int accumulate) {
+  PRIVATE_STRUCT(adv_geom, g);
   long r = get_global_id(0);
   if (r >= g.rnumel) return;
   long so, oo;
@@ -165,7 +170,8 @@ KERNEL(ix_index_put)(BUF(self), BUF(ix), BUF(values), adv_geom g, int accumulate
 
 /* tril (lower = 1) / triu over the two fastest dims of an ew_geom: keeps col - row <= k (tril)
  * or col - row >= k (triu), zeroes the rest. */
-KERNEL(ix_tri)(BUF(o), BUF(x), ew_geom g, long k, int lower) {
+KERNEL(ix_tri)(BUF(o), BUF(x), STRUCT_ARG(ew_geom, g), long k, int lower) {
+  PRIVATE_STRUCT(ew_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[2];
@@ -182,8 +188,9 @@ KERNEL(ix_tri)(BUF(o), BUF(x), ew_geom g, long k, int lower) {
  * bucketize). A sorter (int64, same layout as boundaries) gives the order when present.
  */
 #ifndef IS_COMPLEX /* ordered values only */
-KERNEL(ix_searchsorted)(BUF(o), BUF(v), BUF(bnd), BUF(sorter), ew_geom g, long n,
+KERNEL(ix_searchsorted)(BUF(o), BUF(v), BUF(bnd), BUF(sorter), STRUCT_ARG(ew_geom, g), long n,
                               long per_row, int right, int has_sorter, int out_int32) {
+  PRIVATE_STRUCT(ew_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[2];
@@ -207,7 +214,8 @@ KERNEL(ix_searchsorted)(BUF(o), BUF(v), BUF(bnd), BUF(sorter), ew_geom g, long n
  * writes its coordinates (torch order) into row pos - 1 of out [count, ndim] (int64).
  * The geometry's dims are torch's dims reversed (dim 0 fastest).
  */
-KERNEL(ix_nonzero)(BUF(o), BUF(x), BUF(pos), ew_geom g) {
+KERNEL(ix_nonzero)(BUF(o), BUF(x), BUF(pos), STRUCT_ARG(ew_geom, g)) {
+  PRIVATE_STRUCT(ew_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[2];
@@ -226,7 +234,8 @@ KERNEL(ix_nonzero)(BUF(o), BUF(x), BUF(pos), ew_geom g) {
  * histc: counts (int32) of the values (operand 1 of an ew_geom) in [lo, hi] over `bins` equal
  * bins, the last one closed; float or integer values. Integer atomics: the counts do not depend on the order.
  */
-KERNEL(ix_histc)(BUF(counts), BUF(x), ew_geom g, long bins, CT lo, CT hi) {
+KERNEL(ix_histc)(BUF(counts), BUF(x), STRUCT_ARG(ew_geom, g), long bins, CT lo, CT hi) {
+  PRIVATE_STRUCT(ew_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[2];

@@ -62,7 +62,8 @@ inline long max_pool_place(const sp_geom *g, long idx, long *o, long *base, long
   return out_at;
 }
 
-KERNEL(max_pool)(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+KERNEL(max_pool)(BUF(input), BUF(output), BUF(indices), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[2], hi[2], base, arg;
@@ -73,7 +74,8 @@ KERNEL(max_pool)(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
 
 /* For CPU devices (the runtime chooses): a work-item per output row (a run of dim 2), so the
  * divisions that place a window are paid once per row instead of per element. */
-KERNEL(max_pool_rows)(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+KERNEL(max_pool_rows)(BUF(input), BUF(output), BUF(indices), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long row = get_global_id(0), width = g.out[2];
   if (row * width >= total) return;
   long o[3], lo[2], hi[2], base, arg;
@@ -95,7 +97,9 @@ inline void adaptive_candidates(long x, long in, long out, long *lo, long *hi) {
   *hi = min(((x + 1) * out + in - 1) / in + 1, out);
 }
 
-KERNEL(adaptive_max_pool)(BUF(input), BUF(output), BUF(indices), sp_geom g, long total) {
+KERNEL(adaptive_max_pool)(BUF(input), BUF(output), BUF(indices), STRUCT_ARG(sp_geom, g),
+                          long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[3], hi[3];
@@ -129,7 +133,9 @@ inline long window_of(long i, long kk, long s, long p, long d, long out) {
   return t < out ? t : -1;
 }
 
-KERNEL(max_pool_backward)(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
+KERNEL(max_pool_backward)(BUF(grad), BUF(indices), BUF(grad_input), STRUCT_ARG(sp_geom, g),
+                          long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3];
@@ -171,7 +177,8 @@ inline CT avg_window(const sp_geom *g, const long *o, long *lo, long *hi) {
   return (CT)(g->divisor ? g->divisor : g->count_include_pad ? pool : inside);
 }
 
-KERNEL(avg_pool)(BUF(input), BUF(output), sp_geom g, long total) {
+KERNEL(avg_pool)(BUF(input), BUF(output), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[3], hi[3];
@@ -192,7 +199,8 @@ KERNEL(avg_pool)(BUF(input), BUF(output), sp_geom g, long total) {
 #endif
 
 #ifdef IS_FLOAT
-KERNEL(avg_pool_backward)(BUF(grad), BUF(grad_input), sp_geom g, long total) {
+KERNEL(avg_pool_backward)(BUF(grad), BUF(grad_input), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], o[3], lo[3], hi[3];
@@ -217,7 +225,8 @@ KERNEL(avg_pool_backward)(BUF(grad), BUF(grad_input), sp_geom g, long total) {
   STORE(PTR(grad_input), in_at, acc);
 }
 
-KERNEL(adaptive_avg_pool)(BUF(input), BUF(output), sp_geom g, long total) {
+KERNEL(adaptive_avg_pool)(BUF(input), BUF(output), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], lo[3], hi[3];
@@ -238,7 +247,8 @@ KERNEL(adaptive_avg_pool)(BUF(input), BUF(output), sp_geom g, long total) {
   STORE(PTR(output), out_at, acc / (CT)count);
 }
 
-KERNEL(adaptive_avg_pool_backward)(BUF(grad), BUF(grad_input), sp_geom g, long total) {
+KERNEL(adaptive_avg_pool_backward)(BUF(grad), BUF(grad_input), STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], lo[3], hi[3];
@@ -264,7 +274,9 @@ KERNEL(adaptive_avg_pool_backward)(BUF(grad), BUF(grad_input), sp_geom g, long t
   STORE(PTR(grad_input), in_at, acc);
 }
 
-KERNEL(adaptive_max_pool_backward)(BUF(grad), BUF(indices), BUF(grad_input), sp_geom g, long total) {
+KERNEL(adaptive_max_pool_backward)(BUF(grad), BUF(indices), BUF(grad_input),
+                                   STRUCT_ARG(sp_geom, g), long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], lo[3], hi[3];
@@ -303,7 +315,8 @@ inline long frac_start(CT u, long in, long out, long k, long i) {
 }
 
 KERNEL(fractional_max_pool)(BUF(in), BUF(samples), BUF(out), BUF(indices),
-                            axon_fractional_pool_args A, long total) {
+                            STRUCT_ARG(axon_fractional_pool_args, A), long total) {
+  PRIVATE_STRUCT(axon_fractional_pool_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long O0 = A.out_size[0], O1 = A.out_size[1], O2 = A.out_size[2], nd = A.nd;

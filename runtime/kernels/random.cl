@@ -31,7 +31,9 @@ inline float std_normal(uint4 r) {
 
 #ifdef IS_FLOAT
 /* kind: axon_random_kind (0-3), then axon_distribution (4-6); a, b as documented there. */
-KERNEL(random_fill)(BUF(o), ew_geom g, ulong seed, ulong offset, int kind, CT a, CT b) {
+KERNEL(random_fill)(BUF(o), STRUCT_ARG(ew_geom, g), ulong seed, ulong offset, int kind, CT a,
+                    CT b) {
+  PRIVATE_STRUCT(ew_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[1];
@@ -68,7 +70,9 @@ KERNEL(random_fill)(BUF(o), ew_geom g, ulong seed, ulong offset, int kind, CT a,
 /* Integers (issue 3): base + (r mod range) with 64 random bits r, or base + r (wrapping) when
  * range is 0 (random_ over the whole int64 range). Stored in any dtype (floats hold integers
  * up to 2^mantissa exactly; the caller limits the range). */
-KERNEL(random_int_fill)(BUF(o), ew_geom g, ulong seed, ulong offset, ulong range, long base) {
+KERNEL(random_int_fill)(BUF(o), STRUCT_ARG(ew_geom, g), ulong seed, ulong offset, ulong range,
+                        long base) {
+  PRIVATE_STRUCT(ew_geom, g);
   long i = get_global_id(0);
   if (i >= g.numel) return;
   long off[1];

@@ -184,10 +184,11 @@ inline acc_t serial_reduce(int op, const red_geom *g, __global uchar *in, long i
 }
 
 #define RED_SIG \
-  BUF(in), BUF(out), BUF(index), BUF(aux), red_geom g, CT scale, CT p, int with_index
+  BUF(in), BUF(out), BUF(index), BUF(aux), STRUCT_ARG(red_geom, g), CT scale, CT p, int with_index
 
 #define REDUCE(name, OP)                                                                    \
   KERNEL(red_##name##_serial)(RED_SIG) {                                                    \
+    PRIVATE_STRUCT(red_geom, g);                                                            \
     long o = get_global_id(0);                                                              \
     if (o >= g.out_numel) return;                                                           \
     long in_off, out_off, aux_off;                                                          \
@@ -198,6 +199,7 @@ inline acc_t serial_reduce(int op, const red_geom *g, __global uchar *in, long i
   }                                                                                         \
   KERNEL_WG(256, 1, 1, red_##name)(RED_SIG) {            \
     LOCAL_ARRAY(red_##name, acc_t, part, 256);           \
+    PRIVATE_STRUCT(red_geom, g);                         \
     long o = get_group_id(0);                                                               \
     int lid = get_local_id(0);                                                              \
     long in_off, out_off, aux_off;                                                          \
@@ -251,6 +253,7 @@ inline void kahan8(float8 *s, float8 *c, float8 x) {
 /* Reduced elements in contiguous runs (reduced dim 0 has stride 1: x.sum(-1), per-channel sums
  * of NCHW): a work-item per output walks its runs eight elements at a time. */
 KERNEL(red_sum_rows)(RED_SIG) {
+  PRIVATE_STRUCT(red_geom, g);
   long o = get_global_id(0);
   if (o >= g.out_numel) return;
   long in_off, out_off, aux_off;
@@ -269,6 +272,7 @@ KERNEL(red_sum_rows)(RED_SIG) {
 /* Outputs side by side in the input (kept dim 0 has stride 1: x.sum(0) of [rows, n], the bias
  * gradient): a work-item per eight neighbouring outputs adds a float8 per reduced position. */
 KERNEL(red_sum_cols)(RED_SIG) {
+  PRIVATE_STRUCT(red_geom, g);
   long o = get_global_id(0) * 8;
   if (o >= g.out_numel) return;
   long in_off, out_off, aux_off;

@@ -38,8 +38,10 @@ inline long nearest_src(long o, long in, long out, float inv_scale, int exact) {
   return min((long)floor((float)o * scale), in - 1);
 }
 
-KERNEL(upsample_nearest)(BUF(input), BUF(output), sp_geom g, float f0, float f1, float f2,
+KERNEL(upsample_nearest)(BUF(input), BUF(output), STRUCT_ARG(sp_geom, g), float f0, float f1,
+                         float f2,
                                int exact, long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3];
@@ -58,8 +60,10 @@ inline void nearest_range(long i, long in, long out, long *lo, long *hi) {
 }
 
 #ifdef IS_FLOAT
-KERNEL(upsample_nearest_backward)(BUF(grad), BUF(grad_input), sp_geom g, float f0, float f1,
+KERNEL(upsample_nearest_backward)(BUF(grad), BUF(grad_input), STRUCT_ARG(sp_geom, g), float f0,
+                                  float f1,
                                         float f2, int exact, long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], lo[3], hi[3];
@@ -98,7 +102,9 @@ inline long linear_src(long o, long in, CT scale, int align, long *off, CT *lamb
   return i;
 }
 
-KERNEL(upsample_linear)(BUF(input), BUF(output), sp_geom g, CT c0, CT c1, CT c2, long total) {
+KERNEL(upsample_linear)(BUF(input), BUF(output), STRUCT_ARG(sp_geom, g), CT c0, CT c1, CT c2,
+                        long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3], i[3], off[3];
@@ -137,8 +143,10 @@ inline CT linear_weight(long o, long x, long in, CT scale, int align, int *hit) 
   return w;
 }
 
-KERNEL(upsample_linear_backward)(BUF(grad), BUF(grad_input), sp_geom g, CT c0, CT c1, CT c2,
+KERNEL(upsample_linear_backward)(BUF(grad), BUF(grad_input), STRUCT_ARG(sp_geom, g), CT c0, CT c1,
+                                 CT c2,
                                        long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], lo[3], hi[3];
@@ -191,7 +199,8 @@ inline long pad_src(long o, long before, long in, int mode) {
   return j < 0 ? 0 : j >= in ? in - 1 : j;
 }
 
-KERNEL(pad)(BUF(input), BUF(output), sp_geom g, int mode, long total) {
+KERNEL(pad)(BUF(input), BUF(output), STRUCT_ARG(sp_geom, g), int mode, long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long o[3];
@@ -209,7 +218,8 @@ inline long pad_candidate(long t, long x, long before, long in) {
 }
 
 #ifdef IS_FLOAT
-KERNEL(pad_backward)(BUF(grad), BUF(grad_input), sp_geom g, int mode, long total) {
+KERNEL(pad_backward)(BUF(grad), BUF(grad_input), STRUCT_ARG(sp_geom, g), int mode, long total) {
+  PRIVATE_STRUCT(sp_geom, g);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long x[3], nc[3];
@@ -262,7 +272,8 @@ inline long rs2_place(const axon_resample2d_args *A, long idx, long *plane, long
   return (*plane / A->channels) * A->strides[0] + (*plane % A->channels) * A->strides[1];
 }
 
-KERNEL(bicubic2d)(BUF(in), BUF(out), axon_resample2d_args A, long total) {
+KERNEL(bicubic2d)(BUF(in), BUF(out), STRUCT_ARG(axon_resample2d_args, A), long total) {
+  PRIVATE_STRUCT(axon_resample2d_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = A.in_h, iw = A.in_w, plane, y, x;
@@ -284,7 +295,9 @@ KERNEL(bicubic2d)(BUF(in), BUF(out), axon_resample2d_args A, long total) {
   STORE(PTR(out), idx, acc);
 }
 
-KERNEL(bicubic2d_backward)(BUF(grad_out), BUF(acc), axon_resample2d_args A, long total) {
+KERNEL(bicubic2d_backward)(BUF(grad_out), BUF(acc), STRUCT_ARG(axon_resample2d_args, A),
+                           long total) {
+  PRIVATE_STRUCT(axon_resample2d_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = A.in_h, iw = A.in_w, plane, y, x;
@@ -327,7 +340,8 @@ inline CT aa_total(long lo, long size, CT center, CT inv) {
   return t == 0 ? (CT)1 : t;
 }
 
-KERNEL(aa_bilinear2d)(BUF(in), BUF(out), axon_resample2d_args A, long total) {
+KERNEL(aa_bilinear2d)(BUF(in), BUF(out), STRUCT_ARG(axon_resample2d_args, A), long total) {
+  PRIVATE_STRUCT(axon_resample2d_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = A.in_h, iw = A.in_w, plane, y, x;
@@ -348,7 +362,9 @@ KERNEL(aa_bilinear2d)(BUF(in), BUF(out), axon_resample2d_args A, long total) {
   STORE(PTR(out), idx, acc);
 }
 
-KERNEL(aa_bilinear2d_backward)(BUF(grad_out), BUF(acc), axon_resample2d_args A, long total) {
+KERNEL(aa_bilinear2d_backward)(BUF(grad_out), BUF(acc), STRUCT_ARG(axon_resample2d_args, A),
+                               long total) {
+  PRIVATE_STRUCT(axon_resample2d_args, A);
   long idx = get_global_id(0);
   if (idx >= total) return;
   long ih = A.in_h, iw = A.in_w, plane, y, x;

@@ -74,7 +74,8 @@ inline scan_state scan_step(int op, scan_state s, CT x, long i) {
 }
 
 /* Scratch: totals [nlines, nblocks] of CT, and their indices (long). */
-KERNEL(scan_totals)(BUF(in), BUF(tot), BUF(toti), scan_geom g, int op) {
+KERNEL(scan_totals)(BUF(in), BUF(tot), BUF(toti), STRUCT_ARG(scan_geom, g), int op) {
+  PRIVATE_STRUCT(scan_geom, g);
   long w = get_global_id(0);
   if (w >= g.nlines * g.nblocks) return;
   long line = w / g.nblocks, blk = w % g.nblocks, io, oo;
@@ -86,7 +87,8 @@ KERNEL(scan_totals)(BUF(in), BUF(tot), BUF(toti), scan_geom g, int op) {
   ((__global long *)PTR(toti))[w] = s.i;
 }
 
-KERNEL(scan_carry)(BUF(tot), BUF(toti), scan_geom g, int op) {
+KERNEL(scan_carry)(BUF(tot), BUF(toti), STRUCT_ARG(scan_geom, g), int op) {
+  PRIVATE_STRUCT(scan_geom, g);
   long line = get_global_id(0);
   if (line >= g.nlines) return;
   __global CT *t = (__global CT *)PTR(tot) + line * g.nblocks;
@@ -103,8 +105,10 @@ KERNEL(scan_carry)(BUF(tot), BUF(toti), scan_geom g, int op) {
   }
 }
 
-KERNEL(scan_apply)(BUF(in), BUF(out), BUF(outi), BUF(tot), BUF(toti), scan_geom g, int op,
+KERNEL(scan_apply)(BUF(in), BUF(out), BUF(outi), BUF(tot), BUF(toti), STRUCT_ARG(scan_geom, g),
+                   int op,
                          int has_carry, int has_index) {
+  PRIVATE_STRUCT(scan_geom, g);
   long w = get_global_id(0);
   if (w >= g.nlines * g.nblocks) return;
   long line = w / g.nblocks, blk = w % g.nblocks, io, oo;
@@ -142,7 +146,8 @@ inline int sort_before(CT a, long ia, CT b, long ib, long n, int descending) {
 }
 
 /* Copies line `line` of a strided input into the scratch, positions as the second key. */
-KERNEL(sort_init)(BUF(in), BUF(keys), BUF(pos), scan_geom g, long p) {
+KERNEL(sort_init)(BUF(in), BUF(keys), BUF(pos), STRUCT_ARG(scan_geom, g), long p) {
+  PRIVATE_STRUCT(scan_geom, g);
   long w = get_global_id(0);
   if (w >= g.nlines * p) return;
   long line = w / p, j = w % p, io, oo;
@@ -175,7 +180,8 @@ KERNEL(sort_step)(BUF(keys), BUF(pos), long nlines, long n, long p, long j, long
 }
 
 /* Writes the first n sorted entries of each line to strided values and indices outputs. */
-KERNEL(sort_finish)(BUF(keys), BUF(pos), BUF(out), BUF(outi), scan_geom g, long p) {
+KERNEL(sort_finish)(BUF(keys), BUF(pos), BUF(out), BUF(outi), STRUCT_ARG(scan_geom, g), long p) {
+  PRIVATE_STRUCT(scan_geom, g);
   long w = get_global_id(0);
   if (w >= g.nlines * g.n) return;
   long line = w / g.n, j = w % g.n, io, oo;
@@ -215,7 +221,8 @@ inline int sel_above(CT x, CT y) { return (IS_NAN(x) && !IS_NAN(y)) || x > y; }
 
 /* Quickselect of position k: the pivot is the median of the first, middle and last entries,
  * partitioned by two scans towards each other; only the side holding k goes on. */
-KERNEL(sel_kth)(BUF(in), BUF(vs), BUF(is), BUF(out), BUF(outi), scan_geom g, long k) {
+KERNEL(sel_kth)(BUF(in), BUF(vs), BUF(is), BUF(out), BUF(outi), STRUCT_ARG(scan_geom, g), long k) {
+  PRIVATE_STRUCT(scan_geom, g);
   long line = get_global_id(0);
   if (line >= g.nlines) return;
   long io, oo;
@@ -334,7 +341,8 @@ inline void sel_insert(__global CT *v, __global long *ix, long first, long i, in
   ix[j] = xi;
 }
 
-KERNEL(sel_mode)(BUF(in), BUF(vs), BUF(is), BUF(out), BUF(outi), scan_geom g) {
+KERNEL(sel_mode)(BUF(in), BUF(vs), BUF(is), BUF(out), BUF(outi), STRUCT_ARG(scan_geom, g)) {
+  PRIVATE_STRUCT(scan_geom, g);
   long line = get_global_id(0);
   if (line >= g.nlines) return;
   long io, oo, n = g.n;

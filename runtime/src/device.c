@@ -6,6 +6,8 @@
 
 #include "axon/sources.h"
 #include "internal.h"
+#include "live_objects.h"
+#include "quirks.h"
 
 static axon_device devices[AXON_MAX_DEVICES];
 static int device_total;
@@ -64,16 +66,28 @@ typedef struct candidate {
   int platform_index, device_index;
   cl_device_type type;
   int taken;
+  char platform_words[256]; /* the platform's name and version ("... PoCL 3.1", "rusticl") */
 } candidate;
 
-/* Does one AXON_DEVICES entry select this candidate? */
+/* Does one AXON_DEVICES entry select this candidate? Besides the keywords and P:D pairs, an
+ * entry selects every device of the platforms whose name or version contains it, ignoring case
+ * (pocl, rusticl, nvidia): platform indices change as ICDs come and go, names do not. */
 static int selects(const char *entry, const candidate *c) {
   int p, d;
   if (sscanf(entry, "%d:%d", &p, &d) == 2) return p == c->platform_index && d == c->device_index;
   if (!strcmp(entry, "cpu")) return (c->type & CL_DEVICE_TYPE_CPU) != 0;
   if (!strcmp(entry, "gpu")) return (c->type & CL_DEVICE_TYPE_GPU) != 0;
   if (!strcmp(entry, "accelerator")) return (c->type & CL_DEVICE_TYPE_ACCELERATOR) != 0;
-  return !strcmp(entry, "all");
+  if (!strcmp(entry, "all")) return 1;
+  return strcasestr(c->platform_words, entry) != NULL;
+}
+
+static void read_platform_words(candidate *c) {
+  char name[128] = "", version[128] = "";
+  clGetPlatformInfo(c->platform, CL_PLATFORM_NAME, sizeof name, name, NULL);
+  clGetPlatformInfo(c->platform, CL_PLATFORM_VERSION, sizeof version, version, NULL);
+  name[sizeof name - 1] = version[sizeof version - 1] = '\0';
+  snprintf(c->platform_words, sizeof c->platform_words, "%s %s", name, version);
 }
 
 static void take(candidate *c) {
@@ -143,6 +157,7 @@ static void discover(void) {
       c->device_index = (int)i;
       c->taken = 0;
       clGetDeviceInfo(ids[i], CL_DEVICE_TYPE, sizeof c->type, &c->type, NULL);
+      read_platform_words(c);
     }
   }
   const char *spec = getenv("AXON_DEVICES");
@@ -191,6 +206,7 @@ static void discover(void) {
   for (int i = 0; i < device_total; i++) {
     axon_device *d = &devices[i];
     fill_info(d);
+    d->quirks = axon_device_quirks(&d->info);
     cl_int err = CL_OUT_OF_HOST_MEMORY;
     d->default_stream = calloc(1, sizeof *d->default_stream);
     if (d->default_stream) { /* ids 1 .. AXON_MAX_DEVICES; stream.c numbers the others */
@@ -218,6 +234,7 @@ cl_int axon_device_queue(axon_device *d, cl_command_queue *queue) {
   cl_int err;
   /* Profiling is always on: event timing and the profiler read it. */
   *queue = clCreateCommandQueue(d->context, d->id, CL_QUEUE_PROFILING_ENABLE, &err);
+  if (*queue) axon_live_add(AXON_LIVE_QUEUE, 1);
   return *queue ? CL_SUCCESS : err;
 }
 

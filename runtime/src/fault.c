@@ -6,7 +6,8 @@
 #include "axon/fault.h"
 #include "internal.h"
 
-static const char *names[AXON_FAULT_KIND_COUNT] = {"alloc", "build", "launch", "copy"};
+static const char *names[AXON_FAULT_KIND_COUNT] = {"alloc", "build", "launch", "copy",
+                                                   "collective"};
 static uint64_t counts[AXON_FAULT_KIND_COUNT], armed_at[AXON_FAULT_KIND_COUNT];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t from_env_once = PTHREAD_ONCE_INIT;
@@ -61,4 +62,10 @@ int axon_fault_hit(axon_fault_kind kind) {
 axon_status_t axon_fault_injected(axon_fault_kind kind, axon_status_t status, const char *what) {
   return axon_fail(status, "%s failed: %s (injected fault: AXON_FAULTS %s:%llu)", what,
                    axon_status_name(status), names[kind], (unsigned long long)counts[kind]);
+}
+
+axon_status_t axon_fault_point(axon_fault_kind kind, axon_status_t status, const char *what) {
+  if ((unsigned)kind >= AXON_FAULT_KIND_COUNT)
+    return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "fault kind %d unknown", (int)kind);
+  return axon_fault_hit(kind) ? axon_fault_injected(kind, status, what) : AXON_SUCCESS;
 }

@@ -40,6 +40,7 @@ typedef struct axon_device {
   struct axon_stream *default_stream;
   struct axon_program_cache *programs;
   struct axon_memory_pool *pool;
+  unsigned quirks; /* the driver bugs Axon works around on it (axon_quirk, quirks.h) */
 } axon_device;
 
 struct axon_stream {

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "live_objects.h"
 #include "usage_board.h"
 
 #define ROUND 512
@@ -27,6 +28,7 @@
 #define SMALL_SEGMENT (2u << 20)
 #define LARGE_ROUND (2u << 20)
 #define RESERVED_SPACE ((size_t)1 << 40) /* 1 TiB of address space, never backed */
+#define RESERVED_SPACE_MIN ((size_t)1 << 30)
 
 typedef struct segment segment;
 
@@ -166,14 +168,18 @@ static axon_status_t get_pool(int device, axon_device **dev_out, axon_memory_poo
   return AXON_SUCCESS;
 }
 
+/* Where address space is limited (ulimit -v; ThreadSanitizer's layout leaves 1 TiB free in about
+ * half its runs) a smaller range, halving down to 1 GiB, rather than no device memory at all. */
 static int reserve_space(void) {
   if (space_base) return 1;
-  void *p =
-      mmap(NULL, RESERVED_SPACE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return 0;
-  space_base = space_next = (uintptr_t)p;
-  space_end = space_base + RESERVED_SPACE;
-  return 1;
+  for (size_t size = RESERVED_SPACE; size >= RESERVED_SPACE_MIN; size /= 2) {
+    void *p = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) continue;
+    space_base = space_next = (uintptr_t)p;
+    space_end = space_base + size;
+    return 1;
+  }
+  return 0;
 }
 
 /* A slice of the reserved space: first fit among released slices, else the unused tail. */
@@ -265,6 +271,7 @@ static void process_pending(axon_memory_pool *p, int wait) {
     *at = b->free_next;
     b->free_next = NULL;
     for (int i = 0; i < b->npending; i++) clReleaseEvent(b->pending[i]);
+    axon_live_add(AXON_LIVE_EVENT, -b->npending);
     free(b->pending);
     b->pending = NULL;
     b->npending = 0;
@@ -300,12 +307,14 @@ static axon_status_t create_segment(axon_device *d, axon_memory_pool *p, size_t 
       return AXON_ERROR_OUT_OF_MEMORY;
     return axon_fail(err, "clCreateBuffer(%zu bytes) failed: %s", size, axon_status_name(err));
   }
+  axon_live_add(AXON_LIVE_BUFFER, 1);
   segment *s = calloc(1, sizeof *s);
   block *b = calloc(1, sizeof *b);
   if (!s || !b || !range_insert(&segments, base, size, s)) {
     free(s);
     free(b);
     clReleaseMemObject(mem);
+    axon_live_add(AXON_LIVE_BUFFER, -1);
     give_space(base, size);
     return axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory");
   }
@@ -332,6 +341,7 @@ static void release_cached(axon_memory_pool *p, int device) {
     free_list_remove(p, b);
     free(b);
     clReleaseMemObject(s->mem);
+    axon_live_add(AXON_LIVE_BUFFER, -1);
     range_remove(&segments, s->base);
     give_space(s->base, s->size);
     p->stats.reserved_bytes -= s->size;
@@ -466,8 +476,10 @@ axon_status_t axon_free(void *ptr) {
     b->pending = calloc((size_t)b->nextra, sizeof *b->pending);
     for (int i = 0; b->pending && i < b->nextra; i++) {
       if (clEnqueueMarkerWithWaitList(b->extra_streams[i]->queue, 0, NULL,
-                                      &b->pending[b->npending]) == CL_SUCCESS)
+                                      &b->pending[b->npending]) == CL_SUCCESS) {
         b->npending++;
+        axon_live_add(AXON_LIVE_EVENT, 1);
+      }
       clFlush(b->extra_streams[i]->queue);
     }
     free(b->extra_streams);

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "live_objects.h"
 #include "profiler_internal.h"
 
 typedef struct pending {
@@ -41,12 +42,14 @@ static axon_status_t calibrate(int device, int64_t *offset) {
   AXON_TRY(axon_stream_default(device, &stream));
   cl_event marker;
   AXON_CL_CHECK(clEnqueueMarkerWithWaitList(stream->queue, 0, NULL, &marker), "profiler marker");
+  axon_live_add(AXON_LIVE_EVENT, 1);
   cl_int err = clWaitForEvents(1, &marker);
   int64_t host = realtime_ns();
   cl_ulong end = 0;
   if (err == CL_SUCCESS)
     err = clGetEventProfilingInfo(marker, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL);
   clReleaseEvent(marker);
+  axon_live_add(AXON_LIVE_EVENT, -1);
   if (err != CL_SUCCESS)
     return axon_fail(err, "profiler: reading the device timer failed: %s", axon_status_name(err));
   *offset = host - (int64_t)end;
@@ -55,6 +58,7 @@ static axon_status_t calibrate(int device, int64_t *offset) {
 
 static void drop_pending(void) {
   for (size_t i = 0; i < count; i++) clReleaseEvent(items[i].event);
+  axon_live_add(AXON_LIVE_EVENT, -(int)count);
   count = 0;
 }
 
@@ -107,11 +111,13 @@ static int reserve_one(void) {
 void axon_profile_commit(cl_event event, axon_profile_kind kind, const char *name,
                          axon_stream_t stream, uint64_t bytes) {
   if (!event) return;
+  axon_live_add(AXON_LIVE_EVENT, 1); /* the enqueue that filled the slot created it */
   pthread_mutex_lock(&lock);
   if (!axon_profiler_active() || !reserve_one()) {
     /* Stopped meanwhile, or out of host memory: this command goes unrecorded. */
     pthread_mutex_unlock(&lock);
     clReleaseEvent(event);
+    axon_live_add(AXON_LIVE_EVENT, -1);
     return;
   }
   pending *p = &items[count++];

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "live_objects.h"
 #include "program_internal.h"
+#include "quirks.h"
 
 #include "axon/sources.h"
 
@@ -45,13 +48,17 @@ struct axon_program {
   char *options;        /* as built: the request's plus the device's (EXACT_DIV_SQRT) */
   char what[96];        /* for build errors: kernel family "reduce" */
   int alone_left;       /* kernels still to build alone before the whole family; INT_MAX: all */
-  int sizing_checked;   /* axon_program_build_sparsely or _first_alone was called */
   int store_binaries;   /* in Axon's disk cache (not where the driver keeps its own) */
   uint64_t user_key[2]; /* user source: the key it was built under */
-  cl_program whole;     /* every kernel of the source, once built; guarded by build_lock */
   kernel_entry *kernels;
   int nkernels;
   struct axon_program *next; /* the device's user programs */
+  /* Written under build_lock and read without it (size_builds before taking it, and
+   * axon_program_lacks_kernel under launch_lock alone), hence atomic: whether the sizing was
+   * chosen (axon_program_build_sparsely or _first_alone was called; the race ThreadSanitizer
+   * found in test_threads), and every kernel of the source, once built. */
+  atomic_int sizing_checked;
+  _Atomic(cl_program) whole;
 };
 
 /* A family already requested on a device: (family, options) -> program. Launches look here
@@ -248,16 +255,21 @@ static axon_status_t build(axon_device *d, const char *source, const char *optio
     cl_program p =
         clCreateProgramWithBinary(d->context, 1, &d->id, &bin_size, bins, &bin_status, &err);
     free(bin);
+    if (p) axon_live_add(AXON_LIVE_PROGRAM, 1);
     if (p && clBuildProgram(p, 1, &d->id, options, NULL, NULL) == CL_SUCCESS) {
       count(&stats.disk_hits);
       *out = p;
       return AXON_SUCCESS;
     }
-    if (p) clReleaseProgram(p); /* unusable binary: build from source below */
+    if (p) { /* unusable binary: build from source below */
+      clReleaseProgram(p);
+      axon_live_add(AXON_LIVE_PROGRAM, -1);
+    }
   }
   AXON_FAULT_POINT(AXON_FAULT_BUILD, CL_BUILD_PROGRAM_FAILURE, what);
   cl_program p = clCreateProgramWithSource(d->context, 1, &source, NULL, &err);
   if (!p) return axon_fail(err, "clCreateProgramWithSource failed: %s", axon_status_name(err));
+  axon_live_add(AXON_LIVE_PROGRAM, 1);
   double start = seconds_now();
   err = clBuildProgram(p, 1, &d->id, options, NULL, NULL);
   if (getenv("AXON_LOG_BUILDS"))
@@ -265,6 +277,7 @@ static axon_status_t build(axon_device *d, const char *source, const char *optio
   if (err != CL_SUCCESS) {
     axon_status_t st = build_log_failure(p, d, err, what);
     clReleaseProgram(p);
+    axon_live_add(AXON_LIVE_PROGRAM, -1);
     return st;
   }
   count(&stats.builds);
@@ -450,9 +463,10 @@ static void program_key(const axon_device *d, const char *source, const char *op
 #define EXACT_DIV_SQRT " -cl-fp32-correctly-rounded-divide-sqrt"
 
 static char *device_options(const axon_device *d, const char *options) {
-  size_t n = strlen(options) + sizeof EXACT_DIV_SQRT;
+  const char *quirks = axon_quirk_build_options(d->quirks);
+  size_t n = strlen(options) + sizeof EXACT_DIV_SQRT + strlen(quirks);
   char *s = malloc(n);
-  if (s) snprintf(s, n, "%s%s", options, d->info.exact_div_sqrt ? EXACT_DIV_SQRT : "");
+  if (s) snprintf(s, n, "%s%s%s", options, d->info.exact_div_sqrt ? EXACT_DIV_SQRT : "", quirks);
   return s;
 }
 
@@ -683,6 +697,7 @@ static axon_status_t kernel_build(struct axon_program *p, const char *name, cl_k
     if (clGetProgramInfo(*own, CL_PROGRAM_NUM_KERNELS, sizeof count, &count, NULL) == CL_SUCCESS &&
         count == 0) {
       clReleaseProgram(*own);
+      axon_live_add(AXON_LIVE_PROGRAM, -1);
       *own = NULL;
       if (axon_program_cache_dir()) disk_write(key, ENTRY_ABSENT, NULL, 0);
       return AXON_SUCCESS;
@@ -695,8 +710,12 @@ static axon_status_t kernel_build(struct axon_program *p, const char *name, cl_k
   }
   cl_int err;
   *kernel = clCreateKernel(from, name, &err);
+  if (*kernel) axon_live_add(AXON_LIVE_KERNEL, 1);
   if (*kernel || err == CL_INVALID_KERNEL_NAME) return AXON_SUCCESS;
-  if (*own) clReleaseProgram(*own);
+  if (*own) {
+    clReleaseProgram(*own);
+    axon_live_add(AXON_LIVE_PROGRAM, -1);
+  }
   *own = NULL;
   return axon_fail(err, "kernel \"%s\": clCreateKernel failed: %s", name, axon_status_name(err));
 }
@@ -761,8 +780,14 @@ axon_status_t axon_program_kernel_entry(axon_program_t program, const char *name
       e->kernel = kernel;
       e->own = own;
     } else {
-      if (kernel) clReleaseKernel(kernel);
-      if (own) clReleaseProgram(own);
+      if (kernel) {
+        clReleaseKernel(kernel);
+        axon_live_add(AXON_LIVE_KERNEL, -1);
+      }
+      if (own) {
+        clReleaseProgram(own);
+        axon_live_add(AXON_LIVE_PROGRAM, -1);
+      }
       st = axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory");
     }
   } else if (e) {

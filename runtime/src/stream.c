@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "live_objects.h"
 
 /* After the default streams' ids (device.c). */
 static atomic_uint_fast64_t next_stream_id = AXON_MAX_DEVICES + 1;
@@ -19,6 +20,7 @@ axon_status_t axon_stream_create(int device, axon_stream_t *stream) {
   struct axon_stream *s = calloc(1, sizeof *s);
   if (!s) {
     clReleaseCommandQueue(q);
+    axon_live_add(AXON_LIVE_QUEUE, -1);
     return axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory creating a stream");
   }
   s->device = d;
@@ -42,6 +44,7 @@ axon_status_t axon_stream_destroy(axon_stream_t s) {
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "the default stream cannot be destroyed");
   clFinish(s->queue);
   clReleaseCommandQueue(s->queue);
+  axon_live_add(AXON_LIVE_QUEUE, -1);
   free(s);
   return AXON_SUCCESS;
 }
@@ -73,6 +76,7 @@ axon_status_t axon_stream_query(axon_stream_t s, int *done) {
   AXON_REFUSE_IN_FORKED_CHILD();
   cl_event marker;
   AXON_CL_CHECK(clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &marker), "enqueue marker");
+  axon_live_add(AXON_LIVE_EVENT, 1);
   clFlush(s->queue);
   /* The marker completes asynchronously even on an idle queue (PoCL takes tens of
    * microseconds), so poll it for up to a millisecond before answering "not done". */
@@ -87,6 +91,7 @@ axon_status_t axon_stream_query(axon_stream_t s, int *done) {
     sched_yield();
   }
   clReleaseEvent(marker);
+  axon_live_add(AXON_LIVE_EVENT, -1);
   AXON_CL_CHECK(err, "query stream");
   *done = status == CL_COMPLETE;
   return AXON_SUCCESS;
@@ -108,7 +113,10 @@ axon_status_t axon_event_create(axon_event_t *event) {
 
 axon_status_t axon_event_destroy(axon_event_t e) {
   if (!e) return AXON_SUCCESS;
-  if (e->marker && !axon_forked_child()) clReleaseEvent(e->marker);
+  if (e->marker && !axon_forked_child()) {
+    clReleaseEvent(e->marker);
+    axon_live_add(AXON_LIVE_EVENT, -1);
+  }
   free(e);
   return AXON_SUCCESS;
 }
@@ -118,8 +126,12 @@ axon_status_t axon_event_record(axon_event_t e, axon_stream_t s) {
   if (!e || !s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_event_record: NULL argument");
   cl_event marker;
   AXON_CL_CHECK(clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &marker), "record event");
+  axon_live_add(AXON_LIVE_EVENT, 1);
   clFlush(s->queue);
-  if (e->marker) clReleaseEvent(e->marker);
+  if (e->marker) {
+    clReleaseEvent(e->marker);
+    axon_live_add(AXON_LIVE_EVENT, -1);
+  }
   e->marker = marker;
   e->device = s->device->index;
   return AXON_SUCCESS;

@@ -4,9 +4,10 @@ A small transformer (2 layers, 64 wide, a 512-token vocabulary) trains with Adam
 from a DataLoader (two forked workers, pinned memory) for ``--steps`` steps on axon, eagerly
 and compiled, and for the first ``--cpu-steps`` on the CPU from the same start, whose losses
 the axon run must follow. Every ``--every`` steps it records device memory allocated and
-reserved, the process's resident memory (RSS), its open file descriptors and threads. Drift is
-the change from the first record after warm-up to the last, relative to the first; the target
-is under 1%. Writes ``OUT/soak.md`` and ``DATA/soak.json``.
+reserved, the process's resident memory (RSS), its open file descriptors and threads, and the
+OpenCL objects Axon holds (buffers, programs, kernels, events, queues: ``_C._live_objects()``).
+Drift is the change from the first record after warm-up to the last, relative to the first; the
+target is under 1%. Writes ``OUT/soak.md`` and ``DATA/soak.json``.
 """
 
 from __future__ import annotations
@@ -21,9 +22,12 @@ import time
 import torch
 import torch.nn.functional as F
 
+from .. import _C
 from . import add_output_args, output_dirs
 
 VOCAB, WIDTH, CONTEXT, BATCH = 512, 64, 32, 8
+# Record keys of the live OpenCL object counts, and their short names in the report.
+LIVE_KINDS = {"buffers": "b", "programs": "p", "kernels": "k", "events": "e", "queues": "q"}
 
 
 class TinyTransformer(torch.nn.Module):
@@ -85,6 +89,9 @@ def run(device: str, compiled: bool, steps: int, every: int) -> dict:
             if device != "cpu":
                 record["allocated_mib"] = torch.axon.memory_allocated() / 2**20
                 record["reserved_mib"] = torch.axon.memory_reserved() / 2**20
+                live = _C._live_objects()
+                record.update({f"live_{k}": live[k] for k in LIVE_KINDS})
+                record["live_objects"] = sum(live.values())
             records.append(record)
     return {"device": device, "compiled": compiled, "steps": steps, "seconds": time.perf_counter() - start,
             "losses": losses, "records": records}  # fmt: skip
@@ -107,8 +114,12 @@ def markdown(results: dict) -> str:
         f"DataLoader (2 forked workers, pinned batches), {results['steps']} steps per mode. Drift: change from "
         f"step {results['warmup']} (after warm-up) to the last step, relative. Target: under 1%.",
         "",
-        "| mode | steps | seconds | allocated | reserved | RSS | fds | threads | largest loss difference to CPU |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "Live OpenCL objects: the buffers (b), programs (p), kernels (k), events (e) and command queues (q) "
+        "Axon holds at the last step; the drift is of their sum.",
+        "",
+        "| mode | steps | seconds | allocated | reserved | RSS | fds | threads | live OpenCL objects "
+        "| largest loss difference to CPU |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in results["runs"]:
         d, last = r["drift"], r["records"][-1]
@@ -117,6 +128,12 @@ def markdown(results: dict) -> str:
             for k in ("allocated_mib", "reserved_mib", "rss_mib")
         ]
         cells += [f"{last[k]} ({100 * d[k]:+.2f}%)" for k in ("fds", "threads")]
+        cells.append(
+            ", ".join(f"{short} {last[f'live_{k}']}" for k, short in LIVE_KINDS.items())
+            + f" ({100 * d['live_objects']:+.2f}%)"
+            if "live_objects" in d
+            else "-"
+        )
         diff = r.get("max_loss_diff_to_cpu")
         compared = "-" if diff is None else f"{diff:.2e} over {r['compared_steps']} steps"
         lines.append(f"| {r['label']} | {r['steps']} | {r['seconds']:.0f} | {' | '.join(cells)} | {compared} |")

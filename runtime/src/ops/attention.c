@@ -32,6 +32,16 @@ static axon_status_t prepare(axon_stream_t stream, axon_dtype dtype, const axon_
                      (long long)d->head_dim, (long long)d->v_head_dim, AXON_ATTENTION_MAX_HEAD_DIM);
   if (!d->q || !d->k || !d->v || !d->out || !d->lse)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL tensor", what);
+  if (stream->device->quirks & AXON_QUIRK_LOOP_BUDGET) {
+    /* A work-item walks a query's keys (backward, also a key's queries), each step a few loops
+     * over the head in float8s; counted twice over for the loops around them. */
+    int64_t queries = d->q_len * (d->heads / d->kv_heads);
+    int64_t steps = d->kv_len > queries ? d->kv_len : queries;
+    int64_t loops = steps * (2 + (d->head_dim + d->v_head_dim + 7) / 8) * 2;
+    if (loops > AXON_LOOP_BUDGET)
+      return axon_loop_budget_refusal("attention: loop iterations per work-item about",
+                                      (long long)loops, AXON_LOOP_BUDGET);
+  }
   memset(g, 0, sizeof *g);
   g->batch = d->batch;
   g->heads = d->heads;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../internal.h"
+#include "../quirks.h"
 
 /* Mirrors ew_geom in kernels/common.cl. */
 typedef struct ew_geom {
@@ -145,9 +146,10 @@ static inline size_t group_size(axon_stream_t stream) {
  * than a work-group. A work-group per row combines through local memory with a barrier per
  * step, which suits GPUs; PoCL runs each barrier as a pass over all the group's work-items, so
  * there the tree costs more than the reduction itself (8 ms against 0.2 ms for 4096 rows of
- * 1024 floats, measured with PoCL 3.1 on 2 cores). */
+ * 1024 floats, measured with PoCL 3.1 on 2 cores). Not where the driver caps a work-item's
+ * loop iterations (AXON_QUIRK_LOOP_BUDGET): a long row would be cut short there. */
 static inline int rows_per_item(axon_stream_t stream) {
-  return stream_info(stream)->is_cpu;
+  return stream_info(stream)->is_cpu && !(stream->device->quirks & AXON_QUIRK_LOOP_BUDGET);
 }
 
 /* Launches of a few elements get small groups: PoCL runs every work-item of a group, so one

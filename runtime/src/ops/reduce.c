@@ -77,8 +77,15 @@ axon_status_t axon_reduce(axon_stream_t stream, const char *op, axon_dtype dtype
    * rest, and all on a CPU, get a work-item per output. */
   int red_contiguous = 0;
   for (int i = 0; i < g.red_ndim; i++) red_contiguous |= g.red_strides[i] == 1;
-  int grouped =
-      g.red_numel >= 512 && (g.out_numel < 2048 || red_contiguous) && !rows_per_item(stream);
+  /* Where the driver caps a work-item's loops (quirks.h), every long reduction is grouped,
+   * which divides the loop by the group; longer still is refused, never cut short. */
+  int budget = stream && (stream->device->quirks & AXON_QUIRK_LOOP_BUDGET);
+  int grouped = g.red_numel >= 512 && (g.out_numel < 2048 || red_contiguous || budget) &&
+                !rows_per_item(stream);
+  if (budget && g.red_numel / (grouped ? 256 : 1) > AXON_LOOP_BUDGET)
+    return axon_loop_budget_refusal("reduction: loop iterations per work-item",
+                                    (long long)(g.red_numel / (grouped ? 256 : 1)),
+                                    AXON_LOOP_BUDGET);
   int64_t outputs_per_item;
   const char *vector_kernel = vector_sum_kernel(stream, dtype, base, &g, &outputs_per_item);
   char kernel[64];
