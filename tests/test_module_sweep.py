@@ -117,3 +117,39 @@ def test_random_module_with_wrong_statistics_is_a_mismatch():
     assert record.status == "mismatch", record
     # Dropout keeps the mean (it rescales by 1/(1-p)); the standard deviation gives it away.
     assert record.failures[0].startswith("train #0: output leaf 0: std"), record.failures
+
+
+# --------------------------------------------------------------------------------------------
+# The compiled mode: torch.compile on axon against eager on the CPU
+
+
+def test_common_modules_match_compiled(tmp_path):
+    modules = ["nn.Linear", "nn.LayerNorm"]
+    records = module_sweep.run_sweep(
+        modules, checkpoint=tmp_path / "c.jsonl", timeout=300, progress=False, compiled=True
+    )
+    bad = [f"{r.module}: {r.status}: {r.detail} {r.skipped_inputs}" for r in records if r.status != "matches"]
+    assert not bad, "\n".join(bad)
+    assert all(r.inputs > 0 and not r.skipped_inputs for r in records), records  # compiled: no graph-less input
+
+
+class DiffersCompiled(torch.nn.Linear):
+    """A Linear whose output is off by 1e-3 when Dynamo traces it for axon (or, with
+    ``everywhere``, for any device)."""
+
+    def __init__(self, *args, everywhere: bool = False):
+        super().__init__(*args)
+        self.everywhere = everywhere
+
+    def forward(self, x):
+        off = torch.compiler.is_compiling() and (self.everywhere or _on_axon(x))
+        return super().forward(x) + (1e-3 if off else 0.0)
+
+
+def test_compiled_mode_tells_axon_failures_from_upstream_ones():
+    axon_only = module_sweep.sweep_module(_module_info(DiffersCompiled), torch.float32, timeout=120, compiled=True)
+    assert axon_only.status == "mismatch", axon_only
+    info = _module_info(DiffersCompiled, ctor_kwargs={"everywhere": True})
+    everywhere = module_sweep.sweep_module(info, torch.float32, timeout=120, compiled=True)
+    assert everywhere.status == "skipped" and everywhere.inputs == 0, everywhere
+    assert all(cause.startswith(module_sweep.UPSTREAM_NOTE) for cause in everywhere.skipped_inputs), everywhere

@@ -26,6 +26,12 @@ static std::string argument_name(const std::string& op, size_t argument) {
   return "#" + std::to_string(argument);
 }
 
+void check_same_device(const at::Tensor& first, const at::Tensor& other) {
+  TORCH_CHECK(first.device() == other.device(),
+              "Expected all tensors to be on the same device, but found at least two devices, ",
+              first.device(), " and ", other.device(), "!");
+}
+
 void device_mismatch(const std::string& op, size_t argument, c10::Device first, c10::Device other) {
   TORCH_CHECK(false,
               "Expected all tensors to be on the same device, but found at least two devices, ",

@@ -5,7 +5,7 @@
 // each function of an op that CUDA checks (scripts/gen_device_checks.py lists them from
 // native_functions.yaml) in the same check. Ops that take CPU scalars or work across devices
 // (copies, TensorIterator ops, indexing) are NoCheck there and stay unwrapped; so do kernels
-// given as lambdas or TORCH_FN, which are not plain functions.
+// given as lambdas with captures or as TORCH_FN (a captureless lambda is wrapped as a function).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -20,6 +20,9 @@ namespace axon {
 
 // Whether CUDA checks the devices of `op` ("gather.out", "index_select").
 bool cuda_checks_devices(const std::string& op);
+// TensorIterator's check, for the kernels of NoCheck ops that build no iterator (reductions,
+// scans, softmax): `other` on `first`'s device.
+void check_same_device(const at::Tensor& first, const at::Tensor& other);
 [[noreturn]] void device_mismatch(const std::string& op, size_t argument, c10::Device first,
                                   c10::Device other);
 
@@ -64,16 +67,26 @@ class DeviceCheck {
   size_t argument_ = 0;
 };
 
+// The function pointer a kernel converts to (a function, or a lambda without captures), else void.
+template <class F, class = void>
+struct FunctionPointerOf {
+  using type = void;
+};
+template <class F>
+struct FunctionPointerOf<F, std::void_t<decltype(+std::declval<F>())>> {
+  using type = decltype(+std::declval<F>());
+};
+
 class CheckedLibrary {
  public:
   explicit CheckedLibrary(torch::Library& library) : library_(library) {}
 
   template <class Fn>
   CheckedLibrary& impl(const char* name, Fn&& fn) {
-    using F = std::decay_t<Fn>;
-    if constexpr (std::is_pointer_v<F> && std::is_function_v<std::remove_pointer_t<F>>) {
+    using P = typename FunctionPointerOf<std::decay_t<Fn>>::type;
+    if constexpr (std::is_pointer_v<P> && std::is_function_v<std::remove_pointer_t<P>>) {
       if (cuda_checks_devices(name)) {
-        library_.impl(name, checked(name, F(fn)));
+        library_.impl(name, checked(name, P(+fn)));
         return *this;
       }
     }

@@ -116,9 +116,7 @@ Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list
   // TensorIterator checks devices too, but after the dtype check below, which would report a
   // CPU out= tensor as a dtype its device lacks: CUDA's message first.
   for (const Tensor& t : inputs)
-    TORCH_CHECK(t.device() == out.device() || (t.is_cpu() && t.dim() == 0),
-                "Expected all tensors to be on the same device, but found at least two devices, ",
-                t.device(), " and ", out.device(), "!");
+    if (!(t.is_cpu() && t.dim() == 0)) check_same_device(t, out);
   c10::DeviceGuard guard(out.device());
   check_dtype_supported(compute, out.device().index());
   at::ScalarType natural = natural_type(op, compute, kind);

@@ -85,6 +85,7 @@ std::vector<IterDim> fold(const std::vector<IterDim>& dims) {
 // output dtype of the op (in's, bool for any/all, int64 for argmax/argmin).
 void reduce_into(const char* op, const Tensor& in, const Tensor& out, const DimMask& mask,
                  bool keepdim, const ReduceArgs& args = {}) {
+  check_same_device(in, out);
   c10::DeviceGuard guard(in.device());
   if (in.is_complex() && (std::strcmp(op, "any") == 0 || std::strcmp(op, "all") == 0)) {
     reduce_into(op, in.ne(0), out, mask, keepdim, args);  // truth is "not zero"

@@ -44,6 +44,8 @@ axon_scan_desc scan_desc(const Tensor& in, const Tensor& out, int64_t dim) {
 
 void scan_into(const Tensor& in, const Tensor& out, const Tensor* indices, int64_t dim,
                axon_scan_op op) {
+  check_same_device(in, out);
+  if (indices) check_same_device(in, *indices);
   if (out.numel() == 0) return;
   c10::DeviceGuard guard(in.device());
   check_dtype_supported(in.scalar_type(), in.device().index());

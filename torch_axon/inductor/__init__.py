@@ -9,7 +9,9 @@ to call directly.
 - ``kernel.py``: the kernel generator (pointwise, reductions) and its scheduling;
 - ``overrides.py``: Inductor's ops as OpenCL C; ``printer.py``: index expressions;
 - ``wrapper.py``: the Python wrapper and device snippets; ``runtime.py``: what the wrapper
-  calls to build and launch a kernel; ``device_interface.py``: the device for Dynamo.
+  calls to build and launch a kernel; ``device_interface.py``: the device for Dynamo;
+- ``sympy_fixes.py``: a repair to Inductor's index functions that non-CPU lowerings need;
+- ``mixed_devices.py``: axon counts as a GPU where a lowering picks a mixed node's device.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ def register() -> dict[str, type | None]:
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
     from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 
+    from . import mixed_devices, sympy_fixes
     from .device_interface import AxonInterface
     from .kernel import OpenCLScheduling
     from .wrapper import AxonCppWrapperNotSupported, AxonDeviceOpOverrides, AxonWrapperCodegen, GeneratorKey
@@ -40,6 +43,8 @@ def register() -> dict[str, type | None]:
         "axon", OpenCLScheduling, AxonWrapperCodegen, AxonCppWrapperNotSupported, device_custom_pass=GeneratorKey()
     )
     register_device_op_overrides("axon", AxonDeviceOpOverrides())
+    sympy_fixes.apply()
+    mixed_devices.apply()
     register_interface_for_device("axon", AxonInterface)
     for index in range(torch.axon.device_count()):
         register_interface_for_device(f"axon:{index}", AxonInterface)

@@ -26,7 +26,7 @@ from torch._inductor.codegen.simd import IterationRangesEntry, SIMDKernel, SIMDS
 from torch._inductor.utils import get_fused_kernel_name, sympy_subs
 from torch._inductor.virtualized import V
 from torch.utils._ordered_set import OrderedSet
-from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing
 from torch.utils._sympy.value_ranges import ValueRanges
 
 from .overrides import STORAGE_TYPE, OpenCLOverrides, compute_type, literal
@@ -58,6 +58,22 @@ class TypedCSE(CSE):
         var = super().newvar(ValueRanges.unknown() if bounds is None else bounds, dtype, shape)
         self._declared_type = compute_type(dtype)
         return var
+
+
+# A 0-dim CPU tensor among a graph's inputs (Dynamo turns a Python number it does not
+# specialise into one; users pass them too) has no device memory: as for Triton kernels, its
+# value is read on the host at the launch and passed by value, in the widest type of its kind.
+def _is_cpu_scalar(name: str) -> bool:
+    return V.graph.is_unspec_arg(name)
+
+
+def _scalar_param(dtype: torch.dtype) -> tuple[str, str]:
+    """The parameter type and launch signature letter of a CPU scalar of `dtype`."""
+    if dtype == torch.float64:
+        return "double", "d"
+    if dtype.is_floating_point:
+        return "float", "f"
+    return "long", "l"
 
 
 def _load_expr(var: str, index: str, dtype: torch.dtype) -> str:
@@ -165,6 +181,11 @@ class OpenCLKernel(SIMDKernel):
 
     def load(self, name: str, index: sympy.Expr):
         var = self.args.input(name)
+        dtype = V.graph.get_dtype(name)
+        if _is_cpu_scalar(name):
+            value_dtype = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
+            value = f"({var} != 0)" if dtype == torch.bool else f"(({compute_type(value_dtype)}){var})"
+            return self.cse.generate(self.loads, value, dtype=value_dtype)
         index = self.prepare_indexing(index)
         (self.reduced_loads if self.inside_reduction else self.point_accesses).append(index)
         dtype = V.graph.get_dtype(name)
@@ -195,6 +216,11 @@ class OpenCLKernel(SIMDKernel):
 
     def check_bounds(self, expr: sympy.Expr, size: sympy.Expr, lower: bool, upper: bool) -> None:
         """Indirect indices are not checked on the device yet (no error channel back)."""
+
+    def device_assert_async(self, cond: Any, msg: str) -> None:
+        """``torch._assert_async`` (and ``assert`` on a tensor, which Dynamo turns into one) is
+        not checked in compiled kernels, for the same reason, as Triton's ``tl.device_assert``
+        is not outside its debug mode: the program computes on as it would if it held."""
 
     # ---- reductions ----------------------------------------------------------------------
     #
@@ -364,11 +390,20 @@ class OpenCLKernel(SIMDKernel):
         self.compute.clear()
         self.stores.clear()
 
-    def _stride(self, index: sympy.Expr, tree: Any) -> sympy.Expr:
-        """How far `index` moves when the tree's index does, from 0 with the others at 0."""
+    def _stride(self, index: sympy.Expr, tree: Any) -> sympy.Expr | None:
+        """How far `index` moves when the tree's index does, from 0 with the others at 0; None
+        where sympy cannot tell (the caller then assumes no regular stride)."""
         full = sympy_subs(index, {sym: node.expr for sym, node in self.range_tree_nodes.items()})
+        # Identity only keeps Inductor's simplifier away from a sub-expression (cat's offsets);
+        # with numbers substituted inside Min / Max it makes an argument sympy cannot order
+        # ("The argument '-((0))' is not comparable"), and an Identity of two numbers is not
+        # subtracted out.
+        full = full.replace(Identity, lambda arg: arg)
         at = {t.symbol(): 0 for t in self.range_trees}
-        return sympy.simplify(sympy_subs(full, {**at, tree.symbol(): 1}) - sympy_subs(full, at))
+        try:
+            return sympy.simplify(sympy_subs(full, {**at, tree.symbol(): 1}) - sympy_subs(full, at))
+        except (ValueError, TypeError, RecursionError):  # an expression sympy cannot evaluate
+            return None
 
     def _linear_along(self, index: sympy.Expr, tree: Any) -> bool:
         """Whether `index` moves by 1 or 0 with the tree's index, with no division or modulo of
@@ -499,8 +534,12 @@ class OpenCLKernel(SIMDKernel):
     def _buffer_args(self) -> list[tuple[str, str]]:
         """(outer name, inner name) of every buffer the kernel takes, outputs first."""
         outs = [(o, i) for o, i in self.args.output_buffers.items() if o not in self.removed_buffers]
-        ins = list(self.args.input_buffers.items())
+        ins = [(o, i) for o, i in self.args.input_buffers.items() if not _is_cpu_scalar(o)]
         return outs + ins
+
+    def _scalar_args(self) -> list[tuple[str, str]]:
+        """(outer name, inner name) of the CPU scalars the kernel takes by value."""
+        return [(o, i) for o, i in self.args.input_buffers.items() if _is_cpu_scalar(o)]
 
     def _dynamic_numels(self) -> list[Any]:
         return [t for t in self.range_trees if not isinstance(t.numel, (int, sympy.Integer))]
@@ -512,9 +551,14 @@ class OpenCLKernel(SIMDKernel):
             params.append(f"__global uchar *{inner}_base, ulong {inner}_offset")
             ctype = STORAGE_TYPE[V.graph.get_dtype(outer)]
             setup.append(f"__global {ctype} *{inner} = (__global {ctype} *)({inner}_base + {inner}_offset);")
+        self.signature = "b" * len(params)
+        for outer, inner in self._scalar_args():
+            ctype, letter = _scalar_param(V.graph.get_dtype(outer))
+            params.append(f"{ctype} {inner}")
+            self.signature += letter
         params += [f"long {inner}" for inner in self.args.sizevars.values()]
         params += [f"long {t.prefix}numel" for t in self._dynamic_numels()]
-        self.signature = "b" * len(self._buffer_args()) + "l" * (len(self.args.sizevars) + len(self._dynamic_numels()))
+        self.signature += "l" * (len(self.args.sizevars) + len(self._dynamic_numels()))
         code = IndentedBuffer()
         code.splice(prelude())
         if self.uses_special_functions:
@@ -548,6 +592,7 @@ class OpenCLKernel(SIMDKernel):
         for v in self.args.sizevars:
             wrapper.ensure_size_computed(v)
         args = [outer for outer, _ in self._buffer_args()]
+        args += [f"{outer}.item()" for outer, _ in self._scalar_args()]
         args += [str(v) for v in self.args.sizevars]
         args += [self.pexpr(t.numel) for t in self._dynamic_numels()]
         pointwise = [t for t in self.range_trees if not t.is_reduction]

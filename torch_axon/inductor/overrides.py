@@ -113,7 +113,14 @@ class OpenCLOverrides(OpOverrides):
         # In 64 bits whatever the kernel's index type: a value made of indices (x0 * 100000)
         # may pass 2^31 where every index stays under it.
         index = _WIDE.doprint(V.kernel.rename_indexing(V.kernel.prepare_indexing(expr)))
-        var = V.kernel.cse.generate(V.kernel.compute, index, bounds=get_bounds_index_expr(expr), dtype=torch.int64)
+        bounds = get_bounds_index_expr(expr)
+        if dtype.is_floating_point and not expr.is_integer:
+            # A value that is not a whole number (var's backward scales by 2 / (n - 1) with n a
+            # dynamic size): the printer computes it in floating point; a long would truncate it.
+            return V.kernel.cse.generate(
+                V.kernel.compute, f"({compute_type(dtype)})({index})", bounds=bounds, dtype=dtype
+            )
+        var = V.kernel.cse.generate(V.kernel.compute, index, bounds=bounds, dtype=torch.int64)
         return ops.to_dtype(var, dtype)
 
     @staticmethod

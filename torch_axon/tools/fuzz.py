@@ -1447,66 +1447,64 @@ def _closer_to_mpmath(f: Finding) -> bool:
     return True
 
 
+def _some_input(test: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Finding], bool]:
+    """A confirmation: some floating-point input of the program has an element passing `test`."""
+
+    def confirm(f: Finding) -> bool:
+        return any(
+            bool(test(fill_storage(s).double()).any()) for s in _explicit(f.program)["inputs"] if s["dtype"] in FLOATS
+        )
+
+    return confirm
+
+
+def _tiny(x: torch.Tensor) -> torch.Tensor:
+    return (x != 0) & (x.abs() < 1e-13)  # its cube underflows in float32; 1e-123 in float64
+
+
+def _overflowing_sum(x: torch.Tensor) -> torch.Tensor:
+    """Finite values near float32's largest (two of them overflow a float32 sum) beside an infinity."""
+    return (x.abs() > 1e38) & x.isfinite() & x.isinf().any()
+
+
+def _beyond_1e38(x: torch.Tensor) -> torch.Tensor:
+    return x.isfinite() & (x.abs() > 1e38)
+
+
 GRAD_MODES = frozenset({"eager-grad", "compiled-grad", "compiled-dynamic-grad"})
 
 KNOWN: list[Known] = [
-    # Open bugs the fuzzer found (issue 24), each to be fixed; listed so that the CI run fails on
-    # anything new. docs/reliability.md lists them too.
     Known(
-        "OPEN BUG (issue 24): a compiled graph given a 0-dim CPU tensor operand passes it to the generated "
-        "kernel as a buffer (torch_axon/inductor: graph inputs on the CPU are not loaded as scalars)",
+        "CUDA's device check (native_functions.yaml: ops without device_check: NoCheck, logaddexp2 say): a 0-dim "
+        "CPU tensor operand of such an op raises 'Expected all tensors to be on the same device' on CUDA and on "
+        "axon (csrc/device/device_check.h); the CPU backend runs it",
         "one-sided-error",
         frozenset(OPS),
-        modes=frozenset({"compiled", "compiled-dynamic", "compiled-grad", "compiled-dynamic-grad"}),
-        text="is on cpu, not on axon",
+        text="Expected all tensors to be on the same device",
     ),
     Known(
-        "OPEN BUG (issue 24): compiled lerp with a 0-dim CPU tensor operand crashes (the same CPU operand "
-        "read as device memory)",
-        "crash",
-        frozenset({"lerp"}),
-        modes=frozenset({"compiled", "compiled-dynamic"}),
-    ),
-    Known(
-        "OPEN BUG (issue 24): eager float32/bfloat16 tan: a lane holding a huge argument (3.4e38) spoils the "
-        "small-argument lanes of its 8-lane vector (runtime/kernels/pointwise_math.cl, the vector tan)",
+        "a p-norm (p not 1, 2 or inf) of values whose p-th power underflows (3.8e-123 ** 3 in float64): axon, like "
+        "CUDA, raises to the power directly and gets 0; PyTorch's CPU kernel scales by the largest value first",
         "mismatch",
-        frozenset({"tan"}),
-        modes=frozenset({"eager"}),
-        dtypes=frozenset({"float32", "bfloat16"}),
+        frozenset({"norm"}),
+        confirm=_some_input(_tiny),
     ),
     Known(
-        "OPEN BUG (issue 24): where, isnan and floor_divide allocate contiguous outputs instead of following "
-        "the inputs' layout (csrc/ops/elementwise.cpp)",
-        "stride",
-        frozenset({"where", "isnan", "floor_divide"}),
-    ),
-    Known(
-        "OPEN BUG (issue 24): eager float16 std overflows to inf when the variance exceeds float16's range but "
-        "the std does not (the variance is rounded to float16 before the square root)",
+        "float sums where finite values overflow beside an infinity of the other sign (-3.4e38 twice and +inf): "
+        "the result depends on the order of the additions (-inf + inf = nan, or inf first); axon's and the CPU's "
+        "orders differ, float64 says inf",
         "mismatch",
-        frozenset({"std"}),
-        dtypes=frozenset({"float16"}),
+        frozenset({"var", "std", "sum", "mean"}),
+        modes=GRAD_MODES | {"eager"},
+        confirm=_some_input(_overflowing_sum),
     ),
     Known(
-        "OPEN BUG (issue 24): hardswish_backward differs from PyTorch at and near x = +-3 (the table row's "
-        "boundaries, runtime/kernels/pointwise_ops.def)",
+        "erfcx's derivative formula (PyTorch's derivatives.yaml: 2 x erfcx(x) - 2 / sqrt(pi)) overflows past "
+        "|x| = 1.7e38 in float32: axon gives nan, the CPU -inf, float64 -0.0; both evaluate PyTorch's formula",
         "mismatch",
-        frozenset({"hardswish"}),
+        frozenset({"erfcx"}),
         modes=GRAD_MODES,
-    ),
-    Known(
-        "OPEN BUG (issue 24): logit_backward at x = -0.0 gives +inf where PyTorch gives -inf (the sign of zero)",
-        "mismatch",
-        frozenset({"logit"}),
-        modes=GRAD_MODES,
-    ),
-    Known(
-        "OPEN BUG (issue 24): compiled var/std backward with dynamic shapes computes 2 / (n - 1) in an integer "
-        "(long tmp = 2.0 / (ks0 - 1)), so the gradient is 0 unless n is 2 or 3 (torch_axon/inductor)",
-        "mismatch",
-        frozenset({"var", "std"}),
-        modes=frozenset({"compiled-dynamic-grad"}),
+        confirm=_some_input(_beyond_1e38),
     ),
     Known(
         "integer division by zero: PyTorch's CPU checks the divisor and raises ZeroDivisionError; axon, like "

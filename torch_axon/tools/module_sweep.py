@@ -27,6 +27,10 @@ module that kills the process is recorded as an error rather than retried), so a
 resumes; ``--fresh`` starts over. Reports: ``OUT/modules.md`` (between the sweep markers) and every
 record in ``DATA/modules.json``; ``--out`` and ``--data`` name the folders (default ``./axon-reports``
 and OUT/data; ``make modules`` passes ``--out docs --data build/reports``).
+
+``--compile``: the compiled mode (``compiled_outcome``): the module on axon is called through
+``torch.compile``; an input whose failure CPU Inductor shares is a skip marked upstream. Its records
+are ``DATA/modules-compile.jsonl`` and ``.json``; ``OUT/modules.md`` shows both modes' records.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import time
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -60,8 +64,11 @@ from torch_axon.tools.conformance import (
     _widen,
     check_results,
     classify,
+    compile_graph_note,
+    compile_pair,
     decorated_for_all_devices,
     describe,
+    describe_compile_error,
     device_supports,
     dtype_name,
     grad_inputs,
@@ -77,6 +84,7 @@ from torch_axon.tools.conformance import (
 )
 
 REPORT_NAME = "modules"  # OUT/modules.md, DATA/modules.json, DATA/modules.jsonl
+COMPILED_NAME = "modules-compile"  # --compile: DATA/modules-compile.json(l), a section of OUT/modules.md
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 STATUSES = ("matches", "fallback-used", "mismatch", "error", "skipped")
 # conformance.classify's classes, in this sweep's words.
@@ -89,6 +97,7 @@ STATUS_OF_CLASS = {
 }
 RANDOM_SEEDS = range(1, 9)  # CPU runs that span a random module's statistics
 RANDOM_NOTE = "random output: shapes, dtypes and statistics compared"
+UPSTREAM_NOTE = "compiled by CPU Inductor too"  # --compile: a skip that CPU Inductor fails as well
 MAX_FAILURES_KEPT = 8
 
 
@@ -257,8 +266,9 @@ class ModuleReference:
         return gradients(self.module, self.inputs, self.outputs(), [w.double() for w in weights])
 
 
-def run_input(module_info, module_input, dtype: torch.dtype, training: bool) -> Outcome:
-    """Builds, runs forward and backward on the CPU and on axon, and compares; one Outcome."""
+def run_input(module_info, module_input, dtype: torch.dtype, training: bool, compiled: bool = False) -> Outcome:
+    """Builds, runs forward and backward on the CPU and on axon, and compares; one Outcome.
+    ``compiled``: the axon module runs compiled by torch.compile (see compiled_outcome)."""
     if module_input.forward_input is None:
         return Outcome("skip", "no forward input")
     cpu_inputs = (tuple(module_input.forward_input.args), dict(module_input.forward_input.kwargs))
@@ -267,6 +277,7 @@ def run_input(module_info, module_input, dtype: torch.dtype, training: bool) -> 
         seed_runs = random_runs(cpu_module, cpu_inputs)  # before any run changes buffers or inputs
     except Exception as e:
         return Outcome("skip", f"CPU raised: {describe(e)}")
+    pristine = (copy.deepcopy(cpu_module), map_shared(_cpu_copy, cpu_inputs)) if compiled else None
     axon_module = copy.deepcopy(cpu_module).to(AXON)
     axon_inputs = map_shared(to_axon, cpu_inputs)  # moved before any run can write into them
     is_random = seed_runs is not None
@@ -276,19 +287,30 @@ def run_input(module_info, module_input, dtype: torch.dtype, training: bool) -> 
         cpu_out = forward(cpu_module, cpu_inputs)
     except Exception as e:
         return Outcome("skip", f"CPU raised: {describe(e)}")
-    try:
-        axon_out = forward(axon_module, axon_inputs)
-    except Exception as e:
-        reason = unsupported_reason(e)
-        return Outcome("skip", reason) if reason else Outcome("error", "forward: " + describe(e))
+    cpu = (cpu_module, cpu_inputs, cpu_out)
     check = Check(Tolerance(dtype), values=not is_random)
+    if compiled:
+        return compiled_outcome(cpu, (axon_module, axon_inputs), pristine, check, reference, seed_runs)
+    return compare_run(cpu, (axon_module, axon_inputs), check, reference, seed_runs)
+
+
+def compare_run(cpu: tuple, other: tuple, check: Check, reference, seed_runs: list | None, run=None) -> Outcome:
+    """``other`` (module, inputs) run forward and backward against the CPU's (module, inputs,
+    outputs): outputs (or a random module's statistics), buffers and gradients. ``run`` is what
+    is called for the module (its torch.compile wrapper), if not the module itself."""
+    module, inputs = other
+    try:
+        out = forward(module if run is None else run, inputs)
+    except Exception as e:
+        inner = getattr(e, "inner_exception", e)
+        reason = unsupported_reason(inner) if isinstance(inner, Exception) else None
+        return Outcome("skip", reason) if reason else Outcome("error", "forward: " + describe_compile_error(e))
+    is_random = seed_runs is not None
     steps = (
-        lambda: check_results(cpu_out, axon_out, check, reference and reference.outputs),
-        lambda: random_statistics(seed_runs, axon_out) if is_random else Outcome("pass"),
-        lambda: compare_buffers(cpu_module, axon_module, check, reference),
-        lambda: compare_gradients(
-            (cpu_module, cpu_inputs, cpu_out), (axon_module, axon_inputs, axon_out), check, reference
-        ),
+        lambda: check_results(cpu[2], out, check, reference and reference.outputs),
+        lambda: random_statistics(seed_runs, out) if is_random else Outcome("pass"),
+        lambda: compare_buffers(cpu[0], module, check, reference),
+        lambda: compare_gradients(cpu, (module, inputs, out), check, reference),
     )
     notes = []
     for step in steps:
@@ -297,6 +319,32 @@ def run_input(module_info, module_input, dtype: torch.dtype, training: bool) -> 
             return outcome
         notes.append(outcome.detail)
     return Outcome("pass", "; ".join(sorted({n for n in notes if n} | ({RANDOM_NOTE} if is_random else set()))))
+
+
+def _cpu_copy(x: Any) -> Any:
+    """A CPU copy of a tensor leaf (still requiring grad if it did); anything else as it is."""
+    return x.detach().clone().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor) else x
+
+
+def compiled_outcome(cpu: tuple, axon: tuple, pristine: tuple, check: Check, reference, seed_runs) -> Outcome:
+    """The axon module called through torch.compile (a wrapper: Module.compile would leave
+    torch.nn's own modules uncompiled, their files being skipped by Dynamo) in a fresh Dynamo
+    state, against eager on the CPU. Where it fails or differs, the pristine CPU copy compiled by
+    CPU Inductor is compared alike: if that fails or differs too, the input is a skip that says
+    so (upstream of Axon's code generator). An input whose run compiled no graph ran eagerly: a
+    skip with the graph break's reason."""
+    with compile_pair():
+        outcome = compare_run(cpu, axon, check, reference, seed_runs, torch.compile(axon[0]))
+        graphs, graph_break = compile_graph_note()
+    if outcome.status in ("error", "mismatch"):
+        with compile_pair():
+            on_cpu_check = replace(check, on_axon=False)
+            on_cpu = compare_run(cpu, pristine, on_cpu_check, reference, seed_runs, torch.compile(pristine[0]))
+        if on_cpu.status != "pass":
+            return Outcome("skip", shorten(f"{UPSTREAM_NOTE}: {on_cpu.status}: {on_cpu.detail}"))
+    if outcome.status == "pass" and not graphs:
+        return Outcome("skip", shorten(f"Dynamo compiled no graph (it ran eagerly): {graph_break}"))
+    return outcome
 
 
 def random_runs(cpu_module: torch.nn.Module, cpu_inputs: tuple) -> list | None:
@@ -353,14 +401,14 @@ def input_label(training: bool, index: int, module_input) -> str:
     return f"{'train' if training else 'eval'} #{index}" + (f" {module_input.desc}" if module_input.desc else "")
 
 
-def run_module(module_info, dtype: torch.dtype) -> tuple[list[Outcome], list[str]]:
+def run_module(module_info, dtype: torch.dtype, compiled: bool = False) -> tuple[list[Outcome], list[str]]:
     """Outcomes of every input in both training modes, and labelled failures (details prefixed)."""
     outcomes, failures = [], []
     for training in (True, False):
         torch.manual_seed(0)  # the inputs are random: the same ones on every run
         for i, module_input in enumerate(module_inputs(module_info, dtype, training)):
             try:
-                outcome = run_input(module_info, module_input, dtype, training)
+                outcome = run_input(module_info, module_input, dtype, training, compiled)
             except Exception as e:  # anything the per-step guards missed (moving to axon, say)
                 outcome = Outcome("error", describe(e))
             outcome.detail = f"{input_label(training, i, module_input)}: {outcome.detail}" if outcome.detail else ""
@@ -370,7 +418,7 @@ def run_module(module_info, dtype: torch.dtype) -> tuple[list[Outcome], list[str
     return outcomes, failures
 
 
-def sweep_module(module_info, dtype: torch.dtype, timeout: float) -> Record:
+def sweep_module(module_info, dtype: torch.dtype, timeout: float, compiled: bool = False) -> Record:
     """Runs and classifies one (module, dtype); never raises (but KeyboardInterrupt)."""
     record = Record(module_info.name, dtype_name(dtype), "skipped")
     start = time.perf_counter()
@@ -384,7 +432,7 @@ def sweep_module(module_info, dtype: torch.dtype, timeout: float) -> Record:
     try:
         with warnings.catch_warnings(), time_limit(timeout):
             warnings.simplefilter("ignore")
-            outcomes, record.failures = run_module(module_info, dtype)
+            outcomes, record.failures = run_module(module_info, dtype, compiled)
         cls, record.detail = classify(outcomes, {})
         record.status = STATUS_OF_CLASS[cls]
         if record.status == "mismatch" and parity_waived(module_info, dtype):
@@ -438,9 +486,10 @@ def run_sweep(
     limit: int | None = None,
     timeout: float = 120.0,
     progress: bool = True,
+    compiled: bool = False,
 ) -> list[Record]:
     """Sweeps the selected (module, dtype) pairs, resuming from the JSONL ``checkpoint`` (None: no
-    checkpoint); returns their records."""
+    checkpoint); returns their records. ``compiled``: the compiled mode (run_input)."""
     path = Path(checkpoint) if checkpoint else None
     if fresh and path is not None and path.exists():
         path.unlink()
@@ -450,7 +499,7 @@ def run_sweep(
     start = time.perf_counter()
     for i, (module_info, dt) in enumerate(todo, 1):
         append_checkpoint(path, Record(module_info.name, dtype_name(dt), "started"))
-        record = sweep_module(module_info, dt, timeout)
+        record = sweep_module(module_info, dt, timeout, compiled)
         append_checkpoint(path, record)
         done[(record.module, record.dtype)] = record
         if progress:
@@ -497,10 +546,21 @@ def _cell(text: str) -> str:
     return shorten(text).replace("|", "\\|")
 
 
-def render_markdown(records: Sequence[Record], summary: dict, meta: dict) -> str:
+COMPILED_INTRO = (
+    "Each module compiled in place by `torch.compile` (Inductor generating OpenCL C; a fresh Dynamo state per "
+    "input) on axon, against the module eager on the CPU: outputs, buffers, input and parameter gradients (the "
+    "compiled backward). Where axon fails or differs, PyTorch's CPU Inductor compiles the same module: an input "
+    f"that fails or differs there too is skipped as upstream ('{UPSTREAM_NOTE}'), and so is one where Dynamo "
+    "compiled no graph."
+)
+
+
+def render_markdown(records: Sequence[Record], summary: dict, meta: dict, compiled: bool = False) -> str:
     """The generated report: summary counts, failure causes, fallback ops, then every module."""
+    title = "module_db compiled on axon against eager on the CPU" if compiled else "module_db on axon against the CPU"
+    upstream = sorted({f"`{r.module}` {r.dtype}" for r in records if any(UPSTREAM_NOTE in k for k in r.skipped_inputs)})
     lines = [
-        "## Module sweep: module_db on axon against the CPU",
+        f"## Module sweep: {title}",
         "",
         f"Generated by `{meta['command']}` (rerun it rather than editing between the markers): {meta['generated']}, "
         f"torch {meta['torch']}, device {meta['device']}. Every ModuleInfo of PyTorch's `module_db`, each input "
@@ -510,6 +570,9 @@ def render_markdown(records: Sequence[Record], summary: dict, meta: dict) -> str
         "| status | " + " | ".join(summary["by_dtype"]) + " |",
         "| --- |" + " ---: |" * len(summary["by_dtype"]),
     ]
+    if compiled:
+        modules = ", ".join(upstream) or "none"
+        lines[3:3] = ["", f"{COMPILED_INTRO} Modules with such upstream inputs: {len(upstream)} ({modules})."]
     for s in STATUSES:
         lines.append(f"| {s} | " + " | ".join(str(c[s]) for c in summary["by_dtype"].values()) + " |")
     lines.append("| total | " + " | ".join(str(sum(c.values())) for c in summary["by_dtype"].values()) + " |")
@@ -538,15 +601,23 @@ def render_markdown(records: Sequence[Record], summary: dict, meta: dict) -> str
     return "\n".join(lines) + "\n"
 
 
-def write_reports(records: Sequence[Record], markdown: Path | None, json_path: Path | None, meta: dict) -> dict:
-    """Writes the Markdown (between the sweep markers, prose outside kept) and JSON reports; returns the summary."""
-    summary = summarize(records)
+def write_reports(by_mode: dict[str, tuple[Sequence[Record], dict]], markdown: Path | None, data: Path | None) -> dict:
+    """The Markdown report (between the sweep markers, prose outside kept: the eager section, then the
+    compiled one where it has records) and each mode's JSON report (DATA/modules.json,
+    DATA/modules-compile.json); ``by_mode``: name -> (records, meta). Returns this run's summary
+    (the last mode with records)."""
+    sections, summary = [], summarize([])
+    for name, (records, meta) in by_mode.items():
+        if not records:
+            continue
+        summary = summarize(records)
+        sections.append(render_markdown(records, summary, meta, compiled=name == COMPILED_NAME))
+        if data is not None:
+            payload = {"meta": meta, "summary": summary, "records": [asdict(r) for r in records]}
+            (data / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n")
     if markdown is not None:
         existing = markdown.read_text() if markdown.exists() else ""
-        markdown.write_text(replace_between_markers(existing, render_markdown(records, summary, meta)))
-    if json_path is not None:
-        payload = {"meta": meta, "summary": summary, "records": [asdict(r) for r in records]}
-        json_path.write_text(json.dumps(payload, indent=1) + "\n")
+        markdown.write_text(replace_between_markers(existing, "\n".join(sections)))
     return summary
 
 
@@ -565,37 +636,59 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         p, "folder of the markdown report modules.md", "folder of the checkpoint modules.jsonl and modules.json"
     )
     p.add_argument("--quiet", action="store_true", help="no progress lines")
+    p.add_argument(
+        "--compile", action="store_true", help="the compiled mode: torch.compile on axon (records of its own)"
+    )
     return p.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Runs the sweep, writes the reports over every record of the checkpoint, prints the failures."""
+    """Runs the sweep, writes the reports over every record of both modes' checkpoints, prints the failures."""
     a = parse_args(argv)
     os.environ.setdefault("AXON_FALLBACK", "silent")  # the report lists the fallbacks; no warning per op
     dtypes = [DTYPES[d] for d in a.dtypes.split(",")]
     names = a.only.split(",") if a.only else None
     out, data = output_dirs(a)
-    checkpoint, markdown, json_path = (
-        data / f"{REPORT_NAME}.jsonl",
-        out / f"{REPORT_NAME}.md",
-        data / f"{REPORT_NAME}.json",
-    )
-    run_sweep(names, dtypes, checkpoint, a.fresh, a.limit, a.timeout, progress=not a.quiet)
-    order = {m.name: i for i, m in enumerate(load_module_db())}
-    records = sorted(read_checkpoint(checkpoint).values(), key=lambda r: (order.get(r.module, 0), r.dtype))
+    mode = COMPILED_NAME if a.compile else REPORT_NAME
+    run_sweep(names, dtypes, data / f"{mode}.jsonl", a.fresh, a.limit, a.timeout, not a.quiet, a.compile)
     meta = {
         "command": "python -m torch_axon.tools.module_sweep " + shlex.join(sys.argv[1:] if argv is None else argv),
         "generated": datetime.date.today().isoformat(),
         "torch": torch.__version__,
         "device": torch.axon.get_device_name(),
     }
-    summary = write_reports(records, markdown, json_path, meta)
-    print(f"wrote {markdown} and {json_path}", file=sys.stderr)
+    order = {m.name: i for i, m in enumerate(load_module_db())}
+    by_mode = {}
+    for name in (REPORT_NAME, COMPILED_NAME):
+        records = sorted(_records(data, name).values(), key=lambda r: (order.get(r.module, 0), r.dtype))
+        by_mode[name] = (records, meta if name == mode else _earlier_meta(data / f"{name}.json"))
+    summary = write_reports(by_mode, out / f"{REPORT_NAME}.md", data)
+    print(f"wrote {out / REPORT_NAME}.md and {data}/{mode}.json", file=sys.stderr)
     print(json.dumps(summary["by_dtype"]))
-    for r in records:
+    for r in by_mode[mode][0]:
         if r.status in ("mismatch", "error"):
             print(f"{r.status}: {r.module} {r.dtype}: {r.detail}")
     return 0
+
+
+def _records(data: Path, name: str) -> dict[tuple[str, str], Record]:
+    """A mode's records: its checkpoint's, or where there is none (a sweep run elsewhere), its
+    JSON report's."""
+    if (data / f"{name}.jsonl").exists():
+        return read_checkpoint(data / f"{name}.jsonl")
+    try:
+        records = [Record(**r) for r in json.loads((data / f"{name}.json").read_text())["records"]]
+    except (OSError, ValueError, KeyError):
+        return {}
+    return {(r.module, r.dtype): r for r in records}
+
+
+def _earlier_meta(json_path: Path) -> dict:
+    """The other mode's run settings, from its JSON report (its records come from its checkpoint)."""
+    try:
+        return json.loads(json_path.read_text())["meta"]
+    except (OSError, ValueError, KeyError):
+        return {"command": "?", "generated": "?", "torch": torch.__version__, "device": "?"}
 
 
 if __name__ == "__main__":

@@ -6,7 +6,12 @@ an architecture that killed the process is recorded as such instead of being ret
 goes to ``OUT/models.md``, every record to ``DATA/models.json``.
 
     python -m torch_axon.tools.models [--family causal-lm,timm] [--only llama,gpt2] [--redo] [--fresh]
-                                      [--timeout 300] [--out DIR] [--data DIR]
+                                      [--compile] [--timeout 300] [--out DIR] [--data DIR]
+
+``--compile`` runs the compiled mode instead (compiled.py: each model compiled by torch.compile on
+axon against eager on the CPU, CPU Inductor tried where axon fails), with records of its own,
+``DATA/models-compile.jsonl`` and ``DATA/models-compile.json``; the report shows both modes'
+records, whichever ran this time.
 
 ``--out`` defaults to ``./axon-reports``, ``--data`` to OUT/data; ``make models`` passes ``--out
 docs --data build/reports``.
@@ -33,7 +38,7 @@ from . import model_zoo, report
 from .families import FAMILIES
 
 
-def load(path: str) -> dict[tuple[str, str], dict]:
+def load(path: str | os.PathLike) -> dict[tuple[str, str], dict]:
     """(family, arch) -> its last record; one left at "started" crashed the process."""
     done: dict[tuple[str, str], dict] = {}
     if os.path.exists(path):
@@ -48,6 +53,15 @@ def load(path: str) -> dict[tuple[str, str], dict]:
     return done
 
 
+def earlier_meta(path: os.PathLike, default: dict) -> dict:
+    """The run settings in a JSON report written earlier, else ``default``."""
+    try:
+        with open(path) as f:
+            return json.load(f)["meta"]
+    except (OSError, ValueError, KeyError):
+        return default
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m torch_axon.tools.models", description=__doc__.splitlines()[0])
     p.add_argument("--family", default=",".join(FAMILIES), help="comma-separated: " + ", ".join(FAMILIES))
@@ -55,10 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fresh", action="store_true", help="forget earlier records")
     p.add_argument("--redo", action="store_true", help="run the selected architectures again (with --only)")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per architecture")
+    p.add_argument("--compile", action="store_true", help="the compiled mode (torch.compile on axon)")
     add_output_args(p, "folder of the markdown report models.md", "folder of the records models.jsonl and models.json")
     args = p.parse_args(argv)
     out, data = output_dirs(args)
-    jsonl, markdown, json_path = data / "models.jsonl", out / "models.md", data / "models.json"
+    mode = "models-compile" if args.compile else "models"
+    jsonl, markdown = data / f"{mode}.jsonl", out / "models.md"
     # Before transformers looks for them: its timm-backed architectures (TimmWrapper, Gemma 3n's
     # audio tower, FastVLM) need timm, and timm needs torchvision.
     model_zoo.activate()
@@ -84,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         for i, (fam, arch) in enumerate(todo, 1):
             log.write(json.dumps({"family": fam, "arch": arch, "status": "started"}) + "\n")
             log.flush()
-            r = FAMILIES[fam].run(arch, args.timeout)
+            source = FAMILIES[fam]
+            r = source.run_compiled(fam, arch, args.timeout) if args.compile else source.run(arch, args.timeout)
             log.write(json.dumps(r, default=str) + "\n")
             log.flush()
             done[(fam, arch)] = r
@@ -92,15 +109,21 @@ def main(argv: list[str] | None = None) -> int:
             bar = "#" * int(30 * i / total) + "." * (30 - int(30 * i / total))
             detail = r.get("error", "")[:70] if r["status"] != "ok" else ""
             print(f"[{bar}] {i}/{total} {elapsed:6.0f}s {fam} {arch}: {r['status']} {detail}", flush=True)
-    records = [r for r in done.values() if r.get("status") != "started"]
+    # Both modes' records, this one's as they stand
+    eager, compiled = (
+        (done, load(data / "models-compile.jsonl")) if not args.compile else (load(data / "models.jsonl"), done)
+    )
     meta = {
         "torch": torch.__version__,
         "transformers": transformers.__version__,
         **model_zoo.versions(),
         "device": torch.axon.get_device_name(0),
     }
-    report.write(records, markdown, json_path, meta)
-    print(f"report: {markdown} ({len(records)} architectures); records: {json_path}")
+    # The other mode's run is described as it was (its JSON report's meta), not as this one
+    eager_meta, compiled_meta = (earlier_meta(data / "models.json", meta), meta) if args.compile else (meta, None)
+    compiled_meta = compiled_meta or earlier_meta(data / "models-compile.json", meta)
+    records = report.write(list(eager.values()), list(compiled.values()), markdown, data, eager_meta, compiled_meta)
+    print(f"report: {markdown} ({records} records); records: {data}/models.json, models-compile.json")
     return 0
 
 

@@ -51,6 +51,7 @@ GRAD64_TOL = 1e-7
 MAX_PARAMETERS = 200_000_000
 
 Outputs = dict[str, torch.Tensor]
+Wrap = Callable[[torch.nn.Module], torch.nn.Module] | None  # what the model runs as (torch.compile)
 
 
 @dataclass
@@ -209,14 +210,14 @@ def noise_ratio(case: Case, cpu_grads: dict, ax_grads: dict, float64_grads: dict
     return max([relative_error(g, ax_grads[name], floor) / allowed[name] for name, g in cpu_grads.items()] or [0.0])
 
 
-def _float64_grads(case: Case, device: str = "cpu") -> dict[str, torch.Tensor]:
+def _float64_grads(case: Case, device: str = "cpu", wrap: Wrap = None) -> dict[str, torch.Tensor]:
     """One training step in float64 from a copy of the CPU model as it stands (the same copy
-    on either device: its weights, buffers and inputs)."""
+    on either device: its weights, buffers and inputs), through ``wrap`` (torch.compile) if given."""
     model = copy.deepcopy(case.model).double().to(device)
-    return train_step(case, model, to_device(to_float64(case.inputs), device))[1]
+    return train_step(case, wrap(model) if wrap else model, to_device(to_float64(case.inputs), device))[1]
 
 
-def float64_check(case: Case, cpu_grads64: dict[str, torch.Tensor], record: dict) -> None:
+def float64_check(case: Case, cpu_grads64: dict[str, torch.Tensor], record: dict, wrap: Wrap = None) -> None:
     """The training step in float64 on axon against the CPU's (``cpu_grads64``): records
     ``grad64_error`` and the ops that fell back meanwhile (``grad64_fallbacks``: compared
     CPU against CPU), or ``grad64_failure`` where axon cannot run it."""
@@ -225,7 +226,7 @@ def float64_check(case: Case, cpu_grads64: dict[str, torch.Tensor], record: dict
         return
     torch.axon.fallback_ops(reset=True)
     try:
-        record["grad64_error"] = _grad_error(cpu_grads64, _float64_grads(case, "axon"))
+        record["grad64_error"] = _grad_error(cpu_grads64, _float64_grads(case, "axon", wrap))
     except Exception as e:  # noqa: BLE001  (undecided: the record says why)
         record["grad64_failure"] = first_line(e)
     finally:
@@ -257,7 +258,9 @@ def run_case(build: Callable[[], Case], record: dict, timeout: float) -> dict:
     return record
 
 
-def _compare(build: Callable[[], Case], record: dict) -> None:
+def prepare(build: Callable[[], Case], record: dict) -> tuple[Case, torch.nn.Module, Any] | None:
+    """The case built (seeded), with an untouched copy of its model and inputs; None (and the
+    record says why) where it cannot be built, copied or is too large."""
     record["status"] = "cannot_build"  # provisional, until the CPU reference is done
     try:
         torch.manual_seed(0)
@@ -267,21 +270,28 @@ def _compare(build: Callable[[], Case], record: dict) -> None:
         no_random_in_training(case.model)
     except Exception as e:  # noqa: BLE001  (any failure to build is the reason it is excluded)
         record.update(status="cannot_build", error=str(e) if isinstance(e, CannotBuild) else first_line(e))
-        return
+        return None
     record["parameters"] = sum(p.numel() for p in case.model.parameters())
     if case.note:
         record["note"] = case.note
     if record["parameters"] > MAX_PARAMETERS:
         record["error"] = f"{record['parameters'] / 1e6:.0f}M parameters, past the sweep's {MAX_PARAMETERS / 1e6:.0f}M"
-        return
+        return None
     # Taken before the CPU's steps change anything: batch-norm running statistics, and inputs
     # that a model edits in place (BLIP's generate() writes its start token into input_ids).
     try:
         untouched = copy.deepcopy(case.model)
     except Exception as e:  # noqa: BLE001  (a model that cannot be copied is recorded, not fatal)
         record.update(status="cannot_build", error=f"cannot be deep-copied: {first_line(e)}")
+        return None
+    return case, untouched, map_tensors(case.inputs, torch.clone)
+
+
+def _compare(build: Callable[[], Case], record: dict) -> None:
+    prepared = prepare(build, record)
+    if prepared is None:
         return
-    untouched_inputs = map_tensors(case.inputs, torch.clone)
+    case, untouched, untouched_inputs = prepared
     record["status"] = "cpu_fails"
     cpu = _cpu_reference(case, record)
     if cpu is None:

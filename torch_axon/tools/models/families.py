@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import diffusers_models, hf, timm_models, torchvision_models
-from .compare import run_case
+from .compare import Case, run_case
+from .compiled import run_compiled
 
 
 @dataclass(frozen=True)
@@ -14,6 +15,11 @@ class Source:
     architectures: Callable[[], list[str]]
     run: Callable[[str, float], dict]  # (architecture, timeout in seconds) -> record
     generates: bool
+    build: Callable[[str], Case]  # architecture -> its case
+
+    def run_compiled(self, family: str, arch: str, timeout: float) -> dict:
+        """The compiled mode's record (compiled.py) of one architecture."""
+        return run_compiled(lambda: self.build(arch), {"family": family, "arch": arch}, timeout)
 
 
 def _hf(family: str) -> Source:
@@ -21,6 +27,7 @@ def _hf(family: str) -> Source:
         architectures=lambda: sorted(hf.architectures(family)),
         run=lambda arch, timeout: hf.run(family, arch, timeout),
         generates=hf.FAMILIES[family].generates,
+        build=lambda arch: hf.case(family, arch),
     )
 
 
@@ -29,6 +36,7 @@ def _module(family: str, module) -> Source:
         architectures=module.architectures,
         run=lambda arch, timeout: run_case(lambda: module.case(arch), {"family": family, "arch": arch}, timeout),
         generates=False,
+        build=module.case,
     )
 
 

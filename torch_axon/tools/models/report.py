@@ -10,6 +10,7 @@ wherever grad_noise_ratio is; it decides where float32 cannot tell: grad_noise_r
 grad_check ("float32" or "float64": which decided trains_match), trains, trains_match
 (gradients within GRAD_TOL in float32, or, where float32 cannot tell, within GRAD64_TOL in
 float64), generates, same_tokens, cpu_generate_error, fallbacks ({op: count}), seconds.
+The compiled mode's records (compiled.py) have a section of their own (report_compiled.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import os
 import re
 
+from . import report_compiled
 from .compare import FORWARD_TOL, GRAD64_TOL, GRAD_TOL, NOISE_FACTOR
 from .families import generates
 
@@ -238,9 +240,11 @@ def _every_architecture(records: list[dict]) -> list[str]:
     return lines
 
 
-def markdown(records: list[dict], meta: dict) -> str:
+def markdown(records: list[dict], meta: dict, compiled: list[dict] = (), compiled_meta: dict | None = None) -> str:
+    """The report: eager records, then the compiled mode's (report_compiled.py), if any."""
     lines = _intro(meta) + _summary_table(summarize(records))
-    lines += _causes(records) + _fallbacks(records) + _excluded(records) + _every_architecture(records)
+    lines += _causes(records) + _fallbacks(records) + _excluded(records)
+    lines += report_compiled.markdown(list(compiled), compiled_meta or meta) + _every_architecture(records)
     return "\n".join(lines) + "\n"
 
 
@@ -248,9 +252,25 @@ def _num(x) -> str:
     return "" if x is None else f"{x:.1e}"
 
 
-def write(records: list[dict], markdown_path: str | os.PathLike, json_path: str | os.PathLike, meta: dict) -> None:
-    meta = {"date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M"), **meta}
+def write(
+    records: list[dict],
+    compiled: list[dict],
+    markdown_path: str | os.PathLike,
+    data: os.PathLike,
+    meta: dict,
+    compiled_meta: dict,
+) -> int:
+    """models.md, and every record in DATA/models.json (eager) and DATA/models-compile.json
+    (compiled, where any); each mode's meta says when and where it ran (the date, unless it
+    has one, is now). Returns the number of records."""
+    now = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    meta, compiled_meta = {"date": now, **meta}, {"date": now, **compiled_meta}
     with open(markdown_path, "w") as f:
-        f.write(markdown(records, meta))
-    with open(json_path, "w") as f:
+        f.write(markdown(records, meta, compiled, compiled_meta))
+    with open(os.path.join(data, "models.json"), "w") as f:
         json.dump({"meta": meta, "summary": summarize(records), "records": records}, f, indent=1, default=str)
+    if compiled:
+        with open(os.path.join(data, "models-compile.json"), "w") as f:
+            summary = report_compiled.summarize(compiled)
+            json.dump({"meta": compiled_meta, "summary": summary, "records": compiled}, f, indent=1, default=str)
+    return len(records) + len(compiled)

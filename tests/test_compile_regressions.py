@@ -1,0 +1,80 @@
+"""Programs that torch.compile on axon once failed to compile where CPU Inductor compiled them,
+each compared with the same program eager on the CPU (outputs and input gradients).
+
+On devices other than the CPU Inductor lowers ``torch.cat`` pointwise: each piece is loaded at
+``Identity(i - offset)``. A piece that indexes through ``Min`` / ``Max`` (a replicate pad, a
+clamp) then stopped the compiler with "The argument '((-32)) - 1' is not comparable" (or
+'-((0))'), once numbers were substituted for the indices (torch_axon/inductor/sympy_fixes.py,
+and the stride analysis of kernel.py).
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+import torch
+import torch.nn.functional as F
+
+from torch_axon.inductor import register
+
+
+def _replicate_pad(x: torch.Tensor) -> torch.Tensor:
+    return F.pad(x[None], (1, 1), mode="replicate")[0]
+
+
+PROGRAMS = {
+    # cat of a plain piece and a padded one, pointwise and reduced
+    "cat-pad": lambda a, b: torch.cat([a, _replicate_pad(b)], -1) * 2,
+    "cat-pad-sum": lambda a, b: torch.cat([a, _replicate_pad(b)], -1).sum(-1),
+    # the padded piece first (offset 0) and reversed: a negated index inside the clamp
+    "cat-flip-pad": lambda a, b: torch.cat([_replicate_pad(b.flip(-1)), a], -1).square(),
+    # a clamped gather of a cat, then a row reduction
+    "cat-clamp-gather": lambda a, b: torch.cat([a, b], -1)[:, (torch.arange(64) - 3).clamp(0, 61)].softmax(-1),
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_cat_of_clamped_pieces_compiles_and_matches(name):
+    fn = PROGRAMS[name]
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(4, 32, generator=g), torch.randn(4, 30, generator=g)
+    torch._dynamo.reset()
+    cpu_inputs = [t.clone().requires_grad_() for t in (a, b)]
+    axon_inputs = [t.to("axon").requires_grad_() for t in (a, b)]
+    expected = fn(*cpu_inputs)
+    got = torch.compile(fn)(*axon_inputs)
+    torch.testing.assert_close(got.cpu(), expected.detach())
+    weight = torch.randn(expected.shape, generator=g)
+    (expected * weight).sum().backward()
+    (got * weight.to("axon")).sum().backward()
+    for c, x in zip(cpu_inputs, axon_inputs, strict=True):
+        torch.testing.assert_close(x.grad.cpu(), c.grad)
+
+
+def test_identity_of_a_number_is_ordered_inside_min_and_max():
+    """The sympy side of the fix: Min / Max of sums of Identity and numbers (they raised
+    ValueError) evaluate to the numbers they stand for."""
+    from torch.utils._sympy.functions import Identity, Max, Min
+
+    register()
+    zero, n = sympy.Integer(0), sympy.Integer(-32)
+    assert Max(-Identity(zero), 0) == 0
+    assert Max(-1 + Identity(sympy.Integer(1)), 0) == 0
+    assert Max(Identity(n) - 1, 0) == 0
+    assert Min(Identity(n) - 1, 0) == -33
+    x = sympy.Symbol("x", integer=True)
+    assert isinstance(Identity(x - 4), Identity)  # a symbolic one still keeps its argument whole
+
+
+def test_tensor_assert_compiles_and_matches():
+    """``assert`` on a tensor (I-BERT's check for NaN) becomes ``_assert_async``, which the
+    kernel generator refused ("device_assert_async should be handled by CSEProxy"). It compiles
+    now, unchecked on the device (as Triton's outside debug mode), and the results match."""
+
+    def fn(x):
+        assert x.isnan().sum() == 0, "NaN in x"
+        return x.abs().amax(-1)
+
+    x = torch.randn(4, 16, generator=torch.Generator().manual_seed(0))
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(fn)(x.to("axon")).cpu(), fn(x))

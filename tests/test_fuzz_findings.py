@@ -1,0 +1,91 @@
+"""The bugs the differential fuzzer found (issue 24, docs/reliability.md), each checked against
+the CPU in the shape the fuzzer reported it."""
+
+import pytest
+import torch
+
+DEV = "axon"
+
+
+def test_tan_huge_lane_leaves_other_lanes_alone():
+    # One lane of an 8-lane vector at 3.4e38 used to change tan(0.5) in another lane.
+    x = torch.tensor([0.5, 1.0, 3.4e38, 2.0, -0.3, 1e-40, float("inf"), 0.7] * 4)
+    for dtype in (torch.float32, torch.bfloat16):
+        expect = torch.tan(x.to(dtype))
+        got = torch.tan(x.to(dtype).to(DEV)).cpu()
+        torch.testing.assert_close(got, expect, equal_nan=True)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda a, b: torch.where(a > 0, a, b),
+        lambda a, b: torch.where(torch.tensor(True), a, torch.tensor(1.0)),
+        lambda a, b: torch.where(a > 0, torch.tensor(2.0), torch.tensor(1.0)),
+        lambda a, b: torch.isnan(a),
+        lambda a, b: torch.floor_divide(a, b),
+        lambda a, b: torch.rsub(a, b),
+        lambda a, b: torch.remainder(2.0, a),
+    ],
+    ids=["where", "where_cpu_condition", "where_cpu_values", "isnan", "floor_divide", "rsub", "remainder_scalar"],
+)
+def test_functional_results_follow_input_layout(fn):
+    a, b = torch.randn(4, 5).t(), torch.randn(4, 5).t()
+    expect = fn(a, b)
+    got = fn(a.to(DEV), b.to(DEV))
+    assert got.stride() == expect.stride()
+    assert got.device.type == DEV
+    torch.testing.assert_close(got.cpu(), expect)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_reduced_precision_std_past_variance_range(dtype):
+    # The variance (about 7.3e4) passes float16's range; the std (270) does not.
+    x = torch.tensor([[-300.0, 300.0, 200.0, -250.0] * 8, [1.0, 2.0, 3.0, 4.0] * 8], dtype=dtype)
+    torch.testing.assert_close(torch.std(x.to(DEV), 1).cpu(), torch.std(x, 1))
+    torch.testing.assert_close(torch.std_mean(x.to(DEV), 1)[0].cpu(), torch.std_mean(x, 1)[0])
+
+
+def test_hardswish_backward_boundaries():
+    x = torch.tensor([-3.0001, -3.0, -2.9999, 0.0, 2.9999, 3.0, 3.0001])
+    g = torch.full_like(x, 2.0)
+    expect = torch.ops.aten.hardswish_backward(g, x)
+    torch.testing.assert_close(torch.ops.aten.hardswish_backward(g.to(DEV), x.to(DEV)).cpu(), expect)
+
+
+@pytest.mark.parametrize("eps", [None, -1.0, 0.0, 0.1])
+def test_logit_backward_at_signed_zero_and_one(eps):
+    x = torch.tensor([-0.0, 0.0, 1.0, 0.5])
+    g = torch.tensor([1.0, -1.0, 2.0, 1.0])
+    expect = torch.ops.aten.logit_backward(g, x, eps)
+    torch.testing.assert_close(torch.ops.aten.logit_backward(g.to(DEV), x.to(DEV), eps).cpu(), expect, equal_nan=True)
+
+
+def test_compiled_graph_with_cpu_scalar_operands():
+    x = torch.randn(8)
+    s, i = torch.tensor(0.3), torch.tensor(3)
+
+    def lerp(x, s):  # crashed: a CPU kernel reading axon memory
+        return torch.lerp(x, x * 2, s) + s
+
+    def mixed(x, s, i):  # raised: the CPU scalar passed to the kernel as a buffer
+        return x * s.to(torch.float16) + i + x.sum() * s
+
+    torch._dynamo.reset()
+    torch.testing.assert_close(torch.compile(lerp)(x.to(DEV), s).cpu(), lerp(x, s))
+    torch.testing.assert_close(torch.compile(mixed)(x.to(DEV), s, i).cpu(), mixed(x, s, i))
+
+
+def test_compiled_dynamic_var_backward():
+    # 2 / (n - 1) with a dynamic n was computed in a long: the gradient was 0 for n > 3.
+    def f(x):
+        return torch.var(x, 0).sum() + torch.std(x, 1).sum()
+
+    torch._dynamo.reset()
+    compiled = torch.compile(f, dynamic=True)
+    for n in (5, 7):
+        x = torch.randn(n, 3, requires_grad=True)
+        xa = x.detach().to(DEV).requires_grad_()
+        f(x).backward()
+        compiled(xa).backward()
+        torch.testing.assert_close(xa.grad.cpu(), x.grad)
