@@ -135,7 +135,9 @@ def markdown(results: dict) -> str:
             else "-"
         )
         diff = r.get("max_loss_diff_to_cpu")
-        compared = "-" if diff is None else f"{diff:.2e} over {r['compared_steps']} steps"
+        compared = (
+            "-" if diff is None else f"{diff:.2e} ({r['compared_steps']} losses in the first {r['cpu_steps']} steps)"
+        )
         lines.append(f"| {r['label']} | {r['steps']} | {r['seconds']:.0f} | {' | '.join(cells)} | {compared} |")
     return "\n".join(lines) + "\n"
 
@@ -160,6 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         r["drift"] = drift(r["records"], args.warmup)
         shared = [(s, loss) for s, loss in r["losses"] if s in cpu_losses]
         r["compared_steps"] = len(shared)
+        r["cpu_steps"] = args.cpu_steps
         r["max_loss_diff_to_cpu"] = max((abs(loss - cpu_losses[s]) for s, loss in shared), default=None)
         runs.append(r)
         print(f"{r['label']}: {r['steps']} steps in {r['seconds']:.0f} s, drift "
