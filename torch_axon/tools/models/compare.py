@@ -330,9 +330,9 @@ def _cpu_reference(case: Case, record: dict) -> dict | None:
     return {"outputs": outputs, "loss": loss, "grads": grads, "tokens": tokens}
 
 
-def _on_axon(case: Case, untouched: torch.nn.Module, untouched_inputs, cpu: dict, record: dict) -> None:
-    model = untouched.to("axon")
-    inputs = to_device(untouched_inputs, "axon")
+def forward_and_train(case: Case, model, inputs, cpu: dict, record: dict) -> None:
+    """Forward and one training step of ``model`` (on axon, eager or compiled) against the CPU's
+    results, into ``record``; float64 gradients decide where float32 cannot tell."""
     record["forward_error"] = worst_error(cpu["outputs"], case.outputs(model, inputs))
     record["runs"] = True
     loss, grads = train_step(case, model, inputs)
@@ -342,6 +342,12 @@ def _on_axon(case: Case, untouched: torch.nn.Module, untouched_inputs, cpu: dict
     if GRAD_TOL < record["grad_error"] < float("inf"):
         cpu["grads64"] = _float64_grads(case)
         record["grad_noise_ratio"] = noise_ratio(case, cpu["grads"], grads, cpu["grads64"])
+
+
+def _on_axon(case: Case, untouched: torch.nn.Module, untouched_inputs, cpu: dict, record: dict) -> None:
+    model = untouched.to("axon")
+    inputs = to_device(untouched_inputs, "axon")
+    forward_and_train(case, model, inputs, cpu, record)
     if cpu["tokens"] is not None:
         tokens = case.generate(model, inputs)
         record["generates"] = True

@@ -28,17 +28,13 @@ from .compare import (
     GRAD_TOL,
     Case,
     _cpu_reference,
-    _float64_grads,
-    _grad_error,
     _judge,
     first_line,
     float64_check,
-    noise_ratio,
+    forward_and_train,
     prepare,
     quiet,
     to_device,
-    train_step,
-    worst_error,
 )
 
 # train() and eval() are guarded on, and every graph break starts a graph of its own: Hugging
@@ -124,16 +120,7 @@ def _compare_compiled(build: Callable[[], Case], record: dict) -> None:
 
 def _run(case: Case, model: torch.nn.Module, inputs, cpu: dict, record: dict) -> None:
     """Forward and a training step of ``model`` compiled, against the eager CPU results."""
-    compiled = _compiled(model)
-    record["forward_error"] = worst_error(cpu["outputs"], case.outputs(compiled, inputs))
-    record["runs"] = True
-    loss, grads = train_step(case, compiled, inputs)
-    record["loss_error"] = abs(loss - cpu["loss"]) / max(abs(cpu["loss"]), 1e-6)
-    record["grad_error"] = _grad_error(cpu["grads"], grads)
-    record["trains"] = True
-    if GRAD_TOL < record["grad_error"] < float("inf"):
-        cpu["grads64"] = _float64_grads(case)
-        record["grad_noise_ratio"] = noise_ratio(case, cpu["grads"], grads, cpu["grads64"])
+    forward_and_train(case, _compiled(model), inputs, cpu, record)
 
 
 def _blame_upstream(case: Case, pristine: torch.nn.Module, inputs, cpu: dict, record: dict) -> None:
