@@ -29,7 +29,7 @@
 
 static char root[1100];          /* pocl/, with the trailing slash */
 static char manifest_path[1200]; /* Axon's folder/pocl.manifest */
-static char **damaged;           /* program folders to remove */
+static char **damaged; /* program folders to remove, each after a letter: S sure, R record */
 static size_t ndamaged;
 
 typedef struct recorded {
@@ -87,17 +87,22 @@ static int elf_truncated(const char *path, off_t size) {
   return bad;
 }
 
+/* Why a file cannot be right: SURE for an empty file or a truncated ELF (damage whoever wrote
+ * it); RECORD for a size other than the manifest's, which may also be an entry another process
+ * using the folder through POCL_CACHE_DIR rebuilt (PoCL's builds from source and from a binary
+ * can differ): removed all the same, since a rebuild is always safe, but without a warning. */
+enum { RIGHT, SURE, RECORD };
+
 /* A recorded file is checked against its record alone (a stat, already made): opening each of
  * a large cache's files took about a second at every start (28,000 files); files the manifest
  * has not seen are opened. */
 static int wrong(const char *path, const char *rel, const struct stat *st) {
-  if (st->st_size == 0) return 1;
+  if (st->st_size == 0) return SURE;
   recorded key = {(char *)rel, 0, 0, 0};
   recorded *r = manifest ? bsearch(&key, manifest, nmanifest, sizeof *manifest, by_path) : NULL;
-  if (r)
-    return r->size != (long long)st->st_size;
+  if (r) return r->size != (long long)st->st_size ? RECORD : RIGHT;
   size_t n = strlen(rel);
-  return n > 3 && !strcmp(rel + n - 3, ".so") && elf_truncated(path, st->st_size);
+  return n > 3 && !strcmp(rel + n - 3, ".so") && elf_truncated(path, st->st_size) ? SURE : RIGHT;
 }
 
 static int is_skipped(const char *rel) {
@@ -109,15 +114,22 @@ static int is_skipped(const char *rel) {
 static int visit_check(const char *path, const struct stat *st, int type, struct FTW *ftw) {
   (void)ftw;
   const char *rel = path + strlen(root);
-  if (type != FTW_F || is_skipped(rel) || !wrong(path, rel, st)) return 0;
+  int why = type == FTW_F && !is_skipped(rel) ? wrong(path, rel, st) : RIGHT;
+  if (why == RIGHT) return 0;
   size_t len = program_prefix(rel);
   for (size_t i = 0; i < ndamaged; i++)
-    if (!strncmp(damaged[i], rel, len) && !damaged[i][len]) return 0;
+    if (!strncmp(damaged[i] + 1, rel, len) && !damaged[i][len + 1]) {
+      if (why == SURE) damaged[i][0] = 'S';
+      return 0;
+    }
   char **grown = realloc(damaged, (ndamaged + 1) * sizeof *grown);
   if (!grown) return 0;
   damaged = grown;
-  damaged[ndamaged] = strndup(rel, len);
-  if (damaged[ndamaged]) ndamaged++;
+  damaged[ndamaged] = malloc(len + 2);
+  if (!damaged[ndamaged]) return 0;
+  damaged[ndamaged][0] = why == SURE ? 'S' : 'R';
+  memcpy(damaged[ndamaged] + 1, rel, len);
+  damaged[ndamaged++][len + 1] = '\0';
   return 0;
 }
 
@@ -164,8 +176,9 @@ void axon_driver_cache_check(const char *axon_dir, const char *pocl_dir) {
   nftw(root, visit_check, 16, FTW_PHYS);
   for (size_t i = 0; i < ndamaged; i++) {
     char dir[2400];
-    snprintf(dir, sizeof dir, "%s%s", root, damaged[i]);
-    fprintf(stderr, "axon: removing a damaged entry of the driver's kernel cache: %s\n", dir);
+    snprintf(dir, sizeof dir, "%s%s", root, damaged[i] + 1);
+    if (damaged[i][0] == 'S')
+      fprintf(stderr, "axon: removing a damaged entry of the driver's kernel cache: %s\n", dir);
     nftw(dir, visit_remove, 16, FTW_DEPTH | FTW_PHYS);
     free(damaged[i]);
   }
