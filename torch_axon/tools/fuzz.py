@@ -365,23 +365,17 @@ def _build_ops() -> dict[str, Op]:
         Op("any", "torch.any({0}{rest})", "reduce", "exact", "any", _dims()),
         Op("all", "torch.all({0}{rest})", "reduce", "exact", "any", _dims()),
         Op("count_nonzero", "torch.count_nonzero({0}{rest})", "reduce", "exact", "any", _dims(keepdim=False)),
-        Op(
-            "var",
-            "torch.var({0}{rest}, correction={c})",
-            "reduce",
-            "var",
-            "float",
-            lambda r, m: {**_dims()(r, m), "c": r.choice([0, 1])},
-            mag="torch.mean({0}.square(){rest})",
-        ),
-        Op(
-            "std",
-            "torch.std({0}{rest}, correction={c})",
-            "reduce",
-            "var",
-            "float",
-            lambda r, m: {**_dims()(r, m), "c": r.choice([0, 1])},
-            mag="torch.mean({0}.square(){rest}).sqrt()",
+        *(
+            Op(
+                name,
+                f"torch.{name}({{0}}{{rest}}, correction={{c}})",
+                "reduce",
+                "var",
+                "float",
+                lambda r, m: {**_dims()(r, m), "c": r.choice([0, 1])},
+                mag="torch.mean({0}.square(){rest})" + root,
+            )
+            for name, root in (("var", ""), ("std", ".sqrt()"))
         ),
         Op(
             "norm",
