@@ -12,6 +12,9 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/native/LinearAlgebraUtils.h>
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_linalg_solve_ex_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/linalg_ldl_solve_compositeexplicitautogradnonfunctional_dispatch.h>
+#include <ATen/ops/triangular_solve_compositeexplicitautogradnonfunctional_dispatch.h>
 #include <torch/library.h>
 
 #include "axon_glue.h"
@@ -965,6 +968,17 @@ AXON_ATEN_IMPL(m) {
   m.impl("linalg_ldl_solve.out", ldl_solve_out);
   m.impl("linalg_matrix_exp", matrix_exp);
   m.impl("linalg_lstsq.out", lstsq_out);
+
+  // The functional forms of these structured ops reach Axon through PyTorch's generated
+  // composite (meta function, outputs allocated, then the out= kernel above). Their meta
+  // functions compare devices in words of their own, or allocate on the second tensor's device
+  // and stop at an internal assertion ("structured kernels don't support multi-device outputs"),
+  // before the out= kernel's check could run. Registered here, they run CUDA's device check
+  // first (AXON_ATEN_IMPL), then the same composite.
+  namespace composite = at::compositeexplicitautogradnonfunctional;
+  m.impl("_linalg_solve_ex", composite::_linalg_solve_ex);
+  m.impl("linalg_ldl_solve", composite::linalg_ldl_solve);
+  m.impl("triangular_solve", composite::triangular_solve);
 }
 
 }  // namespace axon
