@@ -106,3 +106,32 @@ def test_print_matches_cpu():
     for x in (torch.tensor([1.5, -2.25, 3e-5, float("nan"), float("inf")]), torch.randn(4, 3) * 1e6):
         shown = re.sub(r",\s*device='axon:0'", "", repr(x.to("axon")))
         assert shown.split() == repr(x).split()
+
+
+def test_wide_indices_for_compiled_kernels():
+    """On a device with the quirk widened_int_compare (Mesa's llvmpipe compares an int widened to
+    long with a long constant as always false) the kernels torch.compile generates index in 64
+    bits; F.pad with a value, which went wrong there, matches the CPU either way."""
+    code = textwrap.dedent(
+        """
+        import torch
+        import torch.nn.functional as F
+        from torch._inductor.utils import run_and_get_code
+        print("quirks", " ".join(torch.axon.get_device_properties(0).quirks))
+        x = torch.randn(8, 33)  # 32-bit indices on llvmpipe: 3.1 off (the value written everywhere)
+        pad = lambda t: F.pad(t, (1, 2, 0, 1), value=0.5)
+        got, (code,) = run_and_get_code(torch.compile(pad), x.to("axon"))
+        torch.testing.assert_close(got.cpu(), pad(x))
+        print("index", "long" if "long xindex" in code else "int" if "int xindex" in code else "?")
+        """
+    )
+    r = run(code, AXON_QUIRKS="all")
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "widened_int_compare" in r.stdout and "index long" in r.stdout, r.stdout
+    if (
+        "AXON_QUIRKS" not in os.environ
+        and "Portable Computing Language" in torch.axon.get_device_properties(0).platform_name
+    ):
+        r = run(code)
+        assert r.returncode == 0, r.stderr[-3000:]
+        assert "index int" in r.stdout, r.stdout

@@ -76,6 +76,22 @@ def test_compiled_graph_with_cpu_scalar_operands():
     torch.testing.assert_close(torch.compile(mixed)(x.to(DEV), s, i).cpu(), mixed(x, s, i))
 
 
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compiled_graph_with_cpu_scalar_computed_on_cpu(dynamic):
+    # xlogy's log of the CPU scalar runs in a CPU kernel first; its 0-dim result reached the axon
+    # kernel as a buffer ("argument 2 ... is on cpu") until the scheduler listed it as a scalar.
+    x = torch.tensor([[11.625, -49.25, 0.0]], dtype=torch.bfloat16)
+    y = torch.tensor(2.5, dtype=torch.float64)
+
+    def xlogy(x, y):
+        return torch.xlogy(x, y), torch.xlogy(x.float(), y).ceil()
+
+    torch._dynamo.reset()
+    got = torch.compile(xlogy, dynamic=dynamic)(x.to(DEV), y)
+    for a, c in zip(got, xlogy(x, y), strict=True):
+        torch.testing.assert_close(a.cpu(), c)
+
+
 def test_compiled_dynamic_var_backward():
     # 2 / (n - 1) with a dynamic n was computed in a long: the gradient was 0 for n > 3.
     def f(x):
@@ -89,3 +105,28 @@ def test_compiled_dynamic_var_backward():
         f(x).backward()
         compiled(xa).backward()
         torch.testing.assert_close(xa.grad.cpu(), x.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_compiled_atomic_add_of_half_types(dtype):
+    # cummax's backward scatters with accumulation: compiled, it raised "atomic add of
+    # torch.float16 in compiled kernels" (no 16-bit compare-and-swap; now a 32-bit one).
+    torch._dynamo.reset()
+    x = (torch.randn(7, 33, generator=torch.Generator().manual_seed(0)) * 3).round().to(dtype)  # ties
+    w = torch.randn(7, 33, generator=torch.Generator().manual_seed(1)).to(dtype)
+
+    def cummax(x):
+        return torch.cummax(x, 0).values
+
+    xa, xc = x.to(DEV).requires_grad_(), x.clone().requires_grad_()
+    (got,) = torch.autograd.grad(torch.compile(cummax)(xa), xa, w.to(DEV))
+    (want,) = torch.autograd.grad(cummax(xc), xc, w)
+    torch.testing.assert_close(got.cpu(), want, atol=1e-2, rtol=1e-2)
+    # Forty updates of each of five elements, racing: every update lands (a lost one is ~1 off).
+    index, src = torch.arange(200) % 5, torch.ones(200, dtype=dtype)
+
+    def accumulate(t, i, s):
+        return t.index_put((i,), s, accumulate=True)
+
+    got = torch.compile(accumulate)(torch.zeros(5, dtype=dtype, device=DEV), index.to(DEV), src.to(DEV))
+    assert got.cpu().tolist() == [40.0] * 5

@@ -36,6 +36,12 @@ class AxonDeviceProperties:
     local_mem_size: int  # bytes of __local memory per work-group
     native_kernels: bool  # runs host functions in its queues (Axon's CPU-class BLAS path)
     extensions: tuple[str, ...]
+    # The driver bugs Axon works around on this device (runtime/src/quirks.c): "loop_budget",
+    # "private_struct_args", "widened_int_compare"; empty on drivers without known bugs.
+    quirks: tuple[str, ...] = ()
+    # Float subnormals kept (CL_FP_DENORM); without it OpenCL lets results below 1.2e-38 flush
+    # to zero (Mesa's llvmpipe: its vector exp does).
+    has_denormals: bool = True
     # What a kernel author sizes code by (docs/kernels.md): vector widths per OpenCL element
     # type ("float", "half", "int" ...), preferred and native, and the largest work-group extent
     # per dimension.
@@ -80,6 +86,8 @@ def from_device_info(info: dict, kernel_limits: dict | None = None) -> AxonDevic
         local_mem_size=int(info["local_mem_bytes"]),
         native_kernels=bool(info["native_kernels"]),
         extensions=tuple(info["extensions"].split()),
+        quirks=tuple(info.get("quirks", "").split()),
+        has_denormals=bool(info.get("denormals", True)),
         preferred_vector_width=dict(limits.get("preferred_vector_width", {})),
         native_vector_width=dict(limits.get("native_vector_width", {})),
         max_work_item_sizes=tuple(limits.get("max_work_item_sizes", (0, 0, 0))),

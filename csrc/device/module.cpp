@@ -7,6 +7,7 @@
 
 #include "axon/fault.h"
 #include "axon/live_objects.h"
+#include "axon/quirks.h"
 #include "axon_glue.h"
 
 namespace axon {
@@ -44,7 +45,11 @@ py::dict device_info(int index) {
   d["fp64"] = bool(info.has_fp64);
   d["fp16"] = bool(info.has_fp16);
   d["native_kernels"] = bool(info.native_kernels);
+  d["denormals"] = bool(info.has_denormals);
   d["extensions"] = info.extensions;
+  char quirks[256];
+  check(axon_device_quirk_names(index, quirks, sizeof quirks), "device quirks");
+  d["quirks"] = std::string(quirks);
   return d;
 }
 

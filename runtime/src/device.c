@@ -56,6 +56,7 @@ static void fill_info(axon_device *d) {
   cl_device_fp_config fp = 0;
   clGetDeviceInfo(id, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp, &fp, NULL);
   info->exact_div_sqrt = (fp & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+  info->has_denormals = (fp & CL_FP_DENORM) != 0;
   info->has_fp64 = strstr(info->extensions, "cl_khr_fp64") != NULL;
   info->has_fp16 = strstr(info->extensions, "cl_khr_fp16") != NULL;
 }

@@ -13,6 +13,10 @@ typedef enum axon_quirk {
    * work-item (rows_per_item, ops/launch_common.h), which divides their loops by the group;
    * ops that would still loop longer in a work-item are refused (axon_loop_budget_refusal). */
   AXON_QUIRK_LOOP_BUDGET = 1u << 1,
+  /* An int widened to long and compared with a long constant that fits in 32 bits is always
+   * false. Axon's own kernels have no such compares; the kernels torch.compile generates index
+   * in long on such devices (torch_axon/inductor/kernel.py reads the quirk's name). */
+  AXON_QUIRK_WIDENED_INT_COMPARE = 1u << 2,
 } axon_quirk;
 
 /* The quirks of a device, from its platform and device names. AXON_QUIRKS=none turns them all

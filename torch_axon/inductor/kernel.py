@@ -101,6 +101,8 @@ ATOMIC_ADD = {
     torch.float64: "axon_atomic_add_double",
     torch.int32: "axon_atomic_add_int",
     torch.int64: "axon_atomic_add_long",
+    torch.float16: "axon_atomic_add_f16",
+    torch.bfloat16: "axon_atomic_add_bf16",
 }
 
 
@@ -132,6 +134,14 @@ class _Segment:
 
 
 @functools.cache
+def wide_indices_only(device: int) -> bool:
+    """Whether the device's driver miscompiles 32-bit indices: Mesa's llvmpipe compares an
+    ``int`` widened to ``long`` with a ``long`` constant as always false (the quirk
+    ``widened_int_compare``, runtime/src/quirks.c), and the generated code writes such compares."""
+    return "widened_int_compare" in torch.axon.get_device_properties(device).quirks
+
+
+@functools.cache
 def reduction_lanes(device: int) -> int:
     """Lanes per work-item reduction (see OpenCLKernel._accumulator): on CPU devices sixteen,
     a 512-bit vector of floats; on GPUs one, where work-items are the parallelism and more
@@ -152,6 +162,9 @@ class OpenCLKernel(SIMDKernel):
         # kernel's elements and every buffer it touches under 2^31, guarded for dynamic sizes),
         # as its Triton kernels do: CPUs vectorise 32-bit division by constants and 64-bit not
         # (a permuting backward kernel of 1152 x 1024: 2.6 ms with long indices, 0.9 with int).
+        device = V.graph.get_current_device_or_throw().index or 0
+        if self._index_dtype == torch.int32 and wide_indices_only(device):
+            self._index_dtype = torch.int64
         self.index_type = "int" if self._index_dtype == torch.int32 else "long"
         self.sexpr = self.kexpr = OpenCLExprPrinter(self.index_type).doprint
         self.cse = TypedCSE(self.newvar_prefix, self.suffix)
@@ -161,7 +174,7 @@ class OpenCLKernel(SIMDKernel):
         self.loop_indexing = IndentedBuffer()
         self.uses_special_functions = False  # set by OpenCLOverrides' special functions
         self.helper_functions: dict[str, str] = {}  # user kernels' functions it calls, by name
-        self.lanes = reduction_lanes(V.graph.get_current_device_or_throw().index or 0)
+        self.lanes = reduction_lanes(device)
         self.lane_merges = IndentedBuffer()  # after the current loop: its lanes merged
         self.declarations = IndentedBuffer()  # accumulators, before all code
         self.point_indexing = IndentedBuffer()  # index variables of the output dimensions

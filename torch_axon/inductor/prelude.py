@@ -71,6 +71,32 @@ inline void axon_atomic_add_float(volatile __global float *p, float v) {
     next = as_uint(as_float(old) + v);
   } while (atomic_cmpxchg((volatile __global uint *)p, old, next) != old);
 }
+/* float16 and bfloat16 have no 16-bit compare-and-swap: the loop swaps the aligned 32-bit word
+ * holding the element (little-endian: the element at byte 2 of the word is its upper half) and
+ * keeps the other half as it was; allocations are whole multiples of 512 bytes, so the word
+ * never reaches past a buffer. */
+#define AXON_ATOMIC_ADD_16(NAME, T, TO_FLOAT, FROM_FLOAT)                                  \
+  inline void NAME(volatile __global T *p, float v) {                                      \
+    volatile __global uint *word = (volatile __global uint *)((ulong)p & ~(ulong)3);     \
+    uint shift = ((ulong)p & 2) ? 16u : 0u, old, next;                                    \
+    do {                                                                                  \
+      old = *word;                                                                        \
+      float sum = TO_FLOAT((old >> shift) & 0xffffu) + v;                                 \
+      next = (old & ~(0xffffu << shift)) | ((FROM_FLOAT(sum) & 0xffffu) << shift);        \
+    } while (atomic_cmpxchg(word, old, next) != old);                                     \
+  }
+inline float axon_f16_from_bits(uint bits) {
+  ushort b = (ushort)bits;
+  return vload_half(0, (__private const half *)&b);
+}
+inline uint axon_f16_bits(float x) {
+  ushort b;
+  vstore_half_rte(x, 0, (__private half *)&b);
+  return b;
+}
+#define AXON_BF16_FROM_BITS(bits) as_float((bits) << 16)
+AXON_ATOMIC_ADD_16(axon_atomic_add_f16, half, axon_f16_from_bits, axon_f16_bits)
+AXON_ATOMIC_ADD_16(axon_atomic_add_bf16, ushort, AXON_BF16_FROM_BITS, axon_bf16_bits)
 inline void axon_atomic_add_int(volatile __global int *p, int v) {
   atomic_add(p, v);
 }

@@ -618,6 +618,21 @@ def layout_geometry(rng: random.Random, size: list[int], kind: str) -> tuple[lis
     return stride, offset, offset + sum((s - 1) * st for s, st in zip(size, stride, strict=True)) + 1
 
 
+@contextlib.contextmanager
+def float64_default(on: bool = True) -> Iterator[None]:
+    """The float64 reference run: integer operands promoted to float go to float64 too (cosh of a
+    uint8 is float32 by default, where e^89 / 2 overflows but cosh(89) does not)."""
+    if not on:
+        yield
+        return
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(old)
+
+
 def make_base(spec: dict, device: str, upcast: bool = False) -> torch.Tensor:
     base = fill_storage(spec)
     if upcast and base.dtype.is_floating_point:
@@ -666,10 +681,14 @@ def step_expr(step: dict) -> str:
     return op.fmt.format(*args, **{k: _render(v) for k, v in step["params"].items()})
 
 
-def program_source(prog: dict, name: str = "prog") -> str:
+def program_source(prog: dict, name: str = "prog", ulps: list[int] | None = None) -> str:
+    """The program as Python source; ``ulps``: a sign per step, its result moved by one ulp that way."""
     xs = ", ".join(f"x{i}" for i in range(len(prog["inputs"])))
     lines = [f"def {name}({xs}):"]
-    lines += [f"    v{k} = {step_expr(s)}" for k, s in enumerate(prog["steps"])]
+    if ulps is None:
+        lines += [f"    v{k} = {step_expr(s)}" for k, s in enumerate(prog["steps"])]
+    else:
+        lines += [f"    v{k} = _ulp({step_expr(s)}, {ulps[k]})" for k, s in enumerate(prog["steps"])]
     lines.append(f"    return ({', '.join(prog['outputs'])},)")
     return "\n".join(lines) + "\n"
 
@@ -677,14 +696,21 @@ def program_source(prog: dict, name: str = "prog") -> str:
 _SOURCES = [0]
 
 
-def program_function(prog: dict) -> Callable:
+def _ulp(t: Any, sign: int) -> Any:
+    """A floating tensor moved by about one ulp (a relative eps), ``sign`` giving the direction."""
+    if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
+        return t
+    return t * (1 + sign * torch.finfo(compute_dtype(t.dtype)).eps)
+
+
+def program_function(prog: dict, ulps: list[int] | None = None) -> Callable:
     """The program as a function with a code object of its own (Dynamo caches per code object, and runs
     a frame eagerly past its recompile limit), its source registered for tracebacks."""
     _SOURCES[0] += 1
     filename = f"<fuzz program {_SOURCES[0]}>"
-    src = program_source(prog)
+    src = program_source(prog, ulps=ulps)
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
-    scope = dict(NS)
+    scope = dict(NS, _ulp=_ulp)
     exec(compile(src, filename, "exec"), scope)
     return scope["prog"]
 
@@ -1112,7 +1138,8 @@ class Runner:
             exact = op.accuracy == "exact" and op.kind != "reduce"
             diff = compare_values(a_cpu, c_out, tol, zero_sign=exact)
             if diff:
-                ref, _ = _call(code, dict(zip(refs, upcast(), strict=True)))
+                with float64_default():
+                    ref, _ = _call(code, dict(zip(refs, upcast(), strict=True)))
                 if isinstance(ref, torch.Tensor) and ref.shape == c_out.shape:
                     diff = compare_values(a_cpu, c_out, tol, ref=ref)
                 if diff:
@@ -1150,7 +1177,7 @@ class Runner:
             ]
         xs = [view_of(b, s) for b, s in zip(bases, prog["inputs"], strict=True)]
         try:
-            with _quiet():
+            with _quiet(), float64_default(upcast):
                 outs = list(fn(*xs))
                 if not grad:
                     return Run([same_layout_copy(o.detach()) for o in outs])
@@ -1378,8 +1405,9 @@ def _nan_into(ops: set[str]) -> Callable[[Finding], bool]:
 
 
 def _sum_order_overflow(f: Finding) -> bool:
-    """Whether axon's value is infinite or NaN only where the terms' magnitudes add up beyond the dtype's
-    range (some order of summation overflows there; PyTorch does not define the order)."""
+    """Whether the values differ only where the terms' magnitudes add up beyond the dtype's range and one
+    side is infinite or NaN: some orders of summation overflow there and others do not (-max - max + max),
+    and PyTorch does not define the order."""
     if f.results is None:
         return False
     mask, _, a = _differing(f)
@@ -1391,7 +1419,27 @@ def _sum_order_overflow(f: Finding) -> bool:
         return False
     n = max(x.numel(), 1) // max(a.numel(), 1) if f.op in ("mean",) else 1
     big = (mag.double() * n).reshape(a.shape) > torch.finfo(a.dtype).max
-    return bool((big & ~a.isfinite())[mask].all())
+    c = f.results[1]
+    return bool((big & (~a.isfinite() | ~c.isfinite()))[mask].all())
+
+
+def _prod_order_range(f: Finding) -> bool:
+    """Whether a product differs only where, in its compute type, the factors above 1 multiply beyond the
+    range and those below 1 down to zero: one order of multiplication gives inf, another 0, another
+    0 * inf = NaN (PyTorch does not define the order), and the exact product is out of range or zero."""
+    if f.results is None:
+        return False
+    mask, _, a = _differing(f)
+    cpu_args, step = f.step_inputs
+    (ref, x), code = next(iter(cpu_args.items())), step_expr(step)
+    x = same_layout_copy(x, upcast=True).abs()
+    big, exc1 = _call(code, {ref: x.clamp(min=1)})
+    small, exc2 = _call(code, {ref: x.clamp(max=1)})
+    if exc1 or exc2 or big.numel() != a.numel():
+        return False
+    limits = torch.finfo(compute_dtype(a.dtype))
+    out_of_range = (big.reshape(a.shape) > limits.max) & (small.reshape(a.shape) < limits.smallest_normal * limits.eps)
+    return bool((out_of_range & (~a.isfinite() | (a == 0)))[mask].all())
 
 
 # The quantity a reduction accumulates, as a float64 expression: where it exceeds float's range, a float
@@ -1403,9 +1451,10 @@ _ACCUMULATED = {
 }
 
 
-def _float_overflow(f: Finding) -> bool:
+def _float_range(f: Finding) -> bool:
     """Whether every differing element is infinite on axon where the accumulated quantity (``_ACCUMULATED``)
-    exceeds float's largest value: the CPU accumulates float reductions in double, axon in float."""
+    exceeds float's largest value, or is where that quantity falls below float's normal range (its
+    precision lost to underflow): the CPU accumulates float reductions in double, axon in float."""
     if f.results is None or f.op not in _ACCUMULATED or f.step_inputs[1]["params"].get("ord") == "inf":
         return False
     mask, _, a = _differing(f)
@@ -1418,7 +1467,8 @@ def _float_overflow(f: Finding) -> bool:
     acc = acc.reshape(a.shape)
     # A result within a few ulps of float's largest value may round up to inf in a float computation.
     top = f.results[1].double().abs() >= torch.finfo(torch.float32).max * (1 - 8 * torch.finfo(torch.float32).eps)
-    return bool((((acc > torch.finfo(torch.float32).max) | top) & a.isinf())[mask].all())
+    under = acc < torch.finfo(torch.float32).smallest_normal
+    return bool(((((acc > torch.finfo(torch.float32).max) | top) & a.isinf()) | under)[mask].all())
 
 
 FLOATS = {"float32", "float64", "float16", "bfloat16"}
@@ -1466,8 +1516,41 @@ def _beyond_1e38(x: torch.Tensor) -> torch.Tensor:
 
 
 GRAD_MODES = frozenset({"eager-grad", "compiled-grad", "compiled-dynamic-grad"})
+WHOLE_MODES = GRAD_MODES | {"compiled", "compiled-dynamic"}
+
+
+def _ill_conditioned(f: Finding) -> bool:
+    """Whether the CPU's own result moves as far as axon's differs from it when every step's result
+    is moved by one ulp (four patterns of directions): the program amplifies the rounding each op
+    is allowed (ndtri's derivative, e^(y^2 / 2), near 0 or 1), and a float64 program has no more
+    precise run to say which of the two results is better."""
+    m = re.search(r"result (\d+): .*? at \[([^\]]*)\] axon ([^,]+), cpu ([^,]+)", f.detail)
+    if m is None:
+        return False
+    i, at = int(m[1]), tuple(int(v) for v in m[2].split(",") if v.strip())
+    a, c = float(m[3]), float(m[4])
+    prog, rng, runner = _explicit(f.program), random.Random(0), Runner()
+    spread = 0.0
+    for _ in range(4):
+        ulps = [rng.choice((-1, 1)) for _ in prog["steps"]]
+        run = runner.whole(prog, program_function(prog, ulps), "cpu", grad=f.mode.endswith("grad"))
+        if run.values is None or len(run.values) <= i:
+            return False
+        spread = max(spread, abs(run.values[i][at].item() - c))
+    return abs(a - c) <= 2 * spread
+
 
 KNOWN: list[Known] = [
+    Known(
+        "a float64 program that amplifies rounding: moving each step's result by one ulp moves the CPU's own "
+        "result at least half as far as axon's differs from it (ndtri's derivative near 0 or 1 turns one ulp of "
+        "its argument into hundreds); with no more precise run to judge by, neither result is the better",
+        "mismatch",
+        frozenset(OPS),
+        modes=WHOLE_MODES,
+        dtypes=frozenset({"float64"}),
+        confirm=_ill_conditioned,
+    ),
     Known(
         "CUDA's device check (native_functions.yaml: ops without device_check: NoCheck, logaddexp2 say): a 0-dim "
         "CPU tensor operand of such an op raises 'Expected all tensors to be on the same device' on CUDA and on "
@@ -1527,7 +1610,7 @@ KNOWN: list[Known] = [
     Known(
         "a sum whose terms' magnitudes add up beyond the dtype's range overflows in some orders of summation "
         "and not in others; PyTorch does not define the order (the CPU's cascade sum, CUDA's tree), and "
-        "axon's order overflows where the CPU's does not",
+        "axon's order overflows where the CPU's does not, or the other way round",
         "mismatch",
         frozenset({"sum", "nansum", "mean"}),
         modes=frozenset({"eager"}),
@@ -1560,11 +1643,21 @@ KNOWN: list[Known] = [
     Known(
         "PyTorch's CPU accumulates float32 and bfloat16 variances and norms in double (at::acc_type<float, false>), "
         "so a sum of squares beyond float's range (or a result within a few ulps of the largest float) still "
-        "gives a finite result there; axon accumulates in float, as CUDA does, and gives inf",
+        "gives a finite result there, and one below float's normal range (values under 1e-19) keeps its "
+        "precision; axon accumulates in float, as CUDA does, and gives inf, or loses the squares to underflow",
         "mismatch",
         frozenset(_ACCUMULATED),
         modes=frozenset({"eager"}),
-        confirm=_float_overflow,
+        confirm=_float_range,
+    ),
+    Known(
+        "a product whose factors above 1 multiply beyond the compute type's range and whose factors below 1 "
+        "multiply to zero: depending on the order (PyTorch defines none; axon multiplies in lanes, as CUDA in "
+        "a tree) the result is inf, 0 or 0 * inf = NaN, where the exact product is out of range anyway",
+        "mismatch",
+        frozenset({"prod"}),
+        modes=frozenset({"eager"}),
+        confirm=_prod_order_range,
     ),
     Known(
         "open (docs/op-coverage.md, Special values): ndtri at subnormal arguments is 2.5e-5 relative off in float32",

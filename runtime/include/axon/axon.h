@@ -101,6 +101,7 @@ typedef struct axon_device_info {
   int has_fp16;       /* cl_khr_fp16 (half is a storage type either way) */
   int native_kernels; /* CL_EXEC_NATIVE_KERNEL: host BLAS can run inside the queue */
   int exact_div_sqrt; /* CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT: kernels build with IEEE / and sqrt */
+  int has_denormals;  /* CL_FP_DENORM: float subnormals kept (else OpenCL lets them flush to 0) */
   char extensions[2048];
 } axon_device_info;
 
