@@ -1427,19 +1427,35 @@ def _prod_order_range(f: Finding) -> bool:
     """Whether a product differs only where, in its compute type, the factors above 1 multiply beyond the
     range and those below 1 down to zero: one order of multiplication gives inf, another 0, another
     0 * inf = NaN (PyTorch does not define the order), and the exact product is out of range or zero."""
-    if f.results is None:
-        return False
+    if f.results is None:  # gradients: some product of the program has such factors
+        prog = _explicit(f.program)
+        env = Runner().values(prog, "cpu")
+        return env is not None and any(
+            bool(_out_of_range_product(s, env[s["args"][0]]).any())
+            for s in prog["steps"]
+            if s["op"] == "prod" and isinstance(env.get(s["args"][0]), torch.Tensor)
+        )
     mask, _, a = _differing(f)
     cpu_args, step = f.step_inputs
-    (ref, x), code = next(iter(cpu_args.items())), step_expr(step)
-    x = same_layout_copy(x, upcast=True).abs()
-    big, exc1 = _call(code, {ref: x.clamp(min=1)})
-    small, exc2 = _call(code, {ref: x.clamp(max=1)})
-    if exc1 or exc2 or big.numel() != a.numel():
+    out_of_range = _out_of_range_product(step, next(iter(cpu_args.values())))
+    if out_of_range is None or out_of_range.numel() != a.numel():
         return False
-    limits = torch.finfo(compute_dtype(a.dtype))
-    out_of_range = (big.reshape(a.shape) > limits.max) & (small.reshape(a.shape) < limits.smallest_normal * limits.eps)
-    return bool((out_of_range & (~a.isfinite() | (a == 0)))[mask].all())
+    return bool((out_of_range.reshape(a.shape) & (~a.isfinite() | (a == 0)))[mask].all())
+
+
+def _out_of_range_product(step: dict, x: torch.Tensor) -> torch.Tensor | None:
+    """Per product of the step, whether its factors above 1 overflow its compute type and those below 1
+    underflow it (None if the step does not run on magnitudes)."""
+    if not x.dtype.is_floating_point:
+        return torch.zeros(0, dtype=torch.bool)
+    ref = step["args"][0]
+    x64 = same_layout_copy(x, upcast=True).abs()
+    big, exc1 = _call(step_expr(step), {ref: x64.clamp(min=1)})
+    small, exc2 = _call(step_expr(step), {ref: x64.clamp(max=1)})
+    if exc1 or exc2:
+        return None
+    limits = torch.finfo(compute_dtype(x.dtype))
+    return (big > limits.max) & (small < limits.smallest_normal * limits.eps)
 
 
 # The quantity a reduction accumulates, as a float64 expression: where it exceeds float's range, a float
@@ -1489,6 +1505,29 @@ def _closer_to_mpmath(f: Finding) -> bool:
         if abs(a[tuple(i)].item() - exact) > abs(c[tuple(i)].item() - exact):
             return False
     return True
+
+
+def _trigamma_gradient_closer(f: Finding) -> bool:
+    """For a program of one digamma or polygamma(n) step: whether axon's gradient (of the input's
+    storage) is at least as close as the CPU's to the exact one, mpmath's polygamma(n + 1) times the
+    output gradient summed over the view's elements at each storage position."""
+    import mpmath
+
+    prog = _explicit(f.program)
+    m = re.search(r"result 0: .*? at \[([^\]]*)\] axon ([^,]+), cpu ([^,]+)", f.detail)
+    if m is None or len(prog["steps"]) != 1 or len(prog["inputs"]) != 1:
+        return False
+    step, spec = prog["steps"][0], prog["inputs"][0]
+    n = 1 if step["op"] == "digamma" else step["params"]["v"] + 1
+    x = view_of(fill_storage(spec).double(), spec)
+    where = view_of(torch.arange(fill_storage(spec).numel()), spec)
+    w = _weights(torch.empty(x.shape, dtype=x.dtype), 0)
+    at = int(m[1].split(",")[0]) if m[1].strip() else 0
+    exact = mpmath.mpf(0)
+    for xi, wi, j in zip(x.flatten().tolist(), w.flatten().tolist(), where.flatten().tolist(), strict=True):
+        if j == at:
+            exact += wi * mpmath.polygamma(n, mpmath.mpf(xi))
+    return abs(float(m[2]) - exact) <= abs(float(m[3]) - exact)
 
 
 def _some_input(test: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Finding], bool]:
@@ -1641,6 +1680,24 @@ KNOWN: list[Known] = [
         confirm=_closer_to_mpmath,
     ),
     Known(
+        "the same trigamma in the gradient of digamma and polygamma (derivatives.yaml: polygamma(n + 1, x)): "
+        "axon's gradient is at least as close as the CPU's to mpmath's",
+        "mismatch",
+        frozenset({"digamma", "polygamma"}),
+        modes=GRAD_MODES,
+        confirm=_trigamma_gradient_closer,
+    ),
+    Known(
+        "PyTorch's reference copysign and floor_divide (torch._refs), which fake tensors run under dynamic "
+        "shapes, refuse a 0-dim CPU tensor beside a device tensor ('Expected divisor (b) to be on the same "
+        "device'), so compiling such a call with dynamic=True stops in Dynamo on CUDA as on axon; eager and "
+        "static compilation accept it",
+        "one-sided-error",
+        frozenset({"copysign", "floor_divide", "div_floor"}),
+        modes=frozenset({"compiled-dynamic", "compiled-dynamic-grad"}),
+        text="when making fake tensor call",
+    ),
+    Known(
         "PyTorch's CPU accumulates float32 and bfloat16 variances and norms in double (at::acc_type<float, false>), "
         "so a sum of squares beyond float's range (or a result within a few ulps of the largest float) still "
         "gives a finite result there, and one below float's normal range (values under 1e-19) keeps its "
@@ -1656,7 +1713,7 @@ KNOWN: list[Known] = [
         "a tree) the result is inf, 0 or 0 * inf = NaN, where the exact product is out of range anyway",
         "mismatch",
         frozenset({"prod"}),
-        modes=frozenset({"eager"}),
+        modes=GRAD_MODES | {"eager"},
         confirm=_prod_order_range,
     ),
     Known(
