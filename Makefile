@@ -28,7 +28,7 @@ BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
 .PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize tsan format lint clean coverage bench bench-kernels soak fuzz warmup models \
-	modules accuracy wheel-check test-slow test-rusticl
+	modules accuracy wheel-check test-slow test-rusticl serving-setup test-serving
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
 # --out and their raw results and resume checkpoints (JSON, JSON lines) to --data. The repository
@@ -92,6 +92,24 @@ test-rusticl:
 # (about 4 minutes on two cores).
 test-slow: setup
 	$(PYTHON) -m pytest tests -q -m slow
+
+# vLLM 0.32.0 for the serving plugin (torch_axon/serving), in a virtual environment of its own,
+# build/vllm-venv: it pins a transformers older than the one the rest of the tests use. The venv
+# sees the system packages, so torch and the installed Axon (make build) are its own; vLLM is
+# built from source for no device (VLLM_TARGET_DEVICE=empty: none of its CUDA or CPU kernels).
+# Slow the first time (a source build); skipped once vllm imports there.
+VLLM_VENV = build/vllm-venv
+serving-setup:
+	@[ -x $(VLLM_VENV)/bin/python ] && $(VLLM_VENV)/bin/python -c "import vllm" 2>/dev/null || { \
+		$(PYTHON) -m venv --system-site-packages $(VLLM_VENV) && \
+		$(VLLM_VENV)/bin/pip install "setuptools>=77,<81" setuptools-scm setuptools-rust wheel torch==2.13.0 && \
+		VLLM_TARGET_DEVICE=empty VLLM_SKIP_VERSION_SUFFIX=1 $(VLLM_VENV)/bin/pip install --no-build-isolation \
+			--no-binary vllm vllm==0.32.0 torch==2.13.0; }
+
+# vLLM's offline engine on axon against transformers on the CPU (tests/serving; about 25 s).
+# Not part of make test: it needs make serving-setup's environment.
+test-serving: serving-setup
+	$(VLLM_VENV)/bin/python -m pytest -q tests/serving
 
 # The OpInfo conformance sweep (resumable from build/reports/op-coverage.jsonl; rewrites the
 # generated part of docs/op-coverage.md and build/reports/op-coverage.json).

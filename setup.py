@@ -64,6 +64,8 @@ setup(
         # Dynamo without importing it at startup.
         "torch_dynamo_backends": ["axon = torch_axon.inductor.backend:axon"],
         "console_scripts": ["axon-smi = torch_axon.smi.cli:main"],
+        # vLLM's platform plugins: it calls torch_axon.serving.register() in each of its processes.
+        "vllm.platform_plugins": ["axon = torch_axon.serving:register"],
     },
     # The glue is built against this torch's C++ ABI: no other release can load it.
     install_requires=["torch==2.13.0"],

@@ -1,0 +1,144 @@
+"""vLLM's offline engine (``LLM.generate``) on axon through the torch_axon.serving platform plugin.
+
+A tiny Llama with random weights and a tokenizer made in code (nothing downloaded) is served on
+axon and checked token for token against transformers' greedy generate on the CPU: a batch of
+prompts of different lengths (the prefill path, then the batched decode path), and a repeated
+long prompt whose first blocks come from vLLM's prefix cache (queries shorter than the
+sequence). Then seeded sampling must repeat itself, and greedy decoding must not fall back to
+the CPU. The engine runs in-process (VLLM_ENABLE_V1_MULTIPROCESSING=0) so the test can read
+axon's fallback counters; the plugin itself is what a multiprocess engine loads too.
+
+vLLM pins its own transformers, so it lives in a virtual environment of its own
+(``make serving-setup``; ``make test-serving`` runs this folder there). Elsewhere it skips.
+"""
+
+import os
+
+import pytest
+import torch
+
+vllm = pytest.importorskip("vllm", reason="vLLM is not installed here: make serving-setup, then make test-serving")
+
+from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: E402
+
+import torch_axon.serving  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
+
+VOCAB = 256
+MAX_TOKENS = 8
+# Lengths 3 to 40: one prompt spans three 16-token KV-cache blocks.
+PROMPTS = [[1, 5, 9, 23, 42, 7], [3, 4, 200], list(range(10, 50)), [17] * 11]
+
+
+def _save_tiny_llama(folder: str) -> None:
+    """A 2-layer Llama with grouped-query attention (4 query heads over 2 KV heads), random
+    weights (a wider init than the default, so that greedy picks are not near-ties), and a
+    word-level tokenizer over names w0..w255. eos_token_id is None so that transformers never
+    stops early; vLLM is told to ignore EOS."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import WhitespaceSplit
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        initializer_range=0.1,
+        bos_token_id=1,
+        eos_token_id=None,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
+    LlamaForCausalLM(config).to(torch.float32).save_pretrained(folder)
+    vocab = {f"w{i}": i for i in range(VOCAB)}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="w0"))
+    tokenizer.pre_tokenizer = WhitespaceSplit()
+    PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token="w0", pad_token="w0", bos_token="w1", eos_token="w2"
+    ).save_pretrained(folder)
+
+
+def _use_axon_platform() -> None:
+    """vLLM finds the plugin through the ``vllm.platform_plugins`` entry point (setup.py). An
+    editable install made before that entry point existed lacks it until it is reinstalled
+    (make build); then the platform is installed directly, which is what the entry point does
+    in-process."""
+    from importlib.metadata import entry_points
+
+    assert torch_axon.serving.register() == torch_axon.serving.PLATFORM
+    if not any(ep.name == "axon" for ep in entry_points(group="vllm.platform_plugins")):
+        from torch_axon.serving.platform import AxonPlatform
+
+        vllm.platforms.current_platform = AxonPlatform()
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> str:
+    folder = str(tmp_path_factory.mktemp("tiny-llama"))
+    _save_tiny_llama(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def llm(model_dir):
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    _use_axon_platform()
+    engine = vllm.LLM(
+        model=model_dir,
+        dtype="float32",
+        enforce_eager=True,
+        max_model_len=128,
+        max_num_seqs=4,
+        max_num_batched_tokens=128,
+        # A fixed, small KV cache (2048 tokens of this model) rather than a share of the device.
+        kv_cache_memory_bytes=1 << 20,
+        seed=0,
+    )
+    assert vllm.platforms.current_platform.device_type == "axon"
+    return engine
+
+
+def _generate(llm, prompts, **sampling) -> list[list[int]]:
+    params = vllm.SamplingParams(max_tokens=MAX_TOKENS, ignore_eos=True, **sampling)
+    outputs = llm.generate([{"prompt_token_ids": p} for p in prompts], params, use_tqdm=False)
+    return [list(o.outputs[0].token_ids) for o in outputs]
+
+
+def _reference(model_dir, prompts) -> list[list[int]]:
+    """transformers' greedy generate on the CPU, one prompt at a time (no padding to agree on)."""
+    model = LlamaForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    result = []
+    with torch.no_grad():
+        for prompt in prompts:
+            ids = torch.tensor([prompt])
+            out = model.generate(ids, max_new_tokens=MAX_TOKENS, min_new_tokens=0, do_sample=False, pad_token_id=0)
+            result.append(out[0, len(prompt) :].tolist())
+    return result
+
+
+def test_greedy_matches_transformers(llm, model_dir):
+    expected = _reference(model_dir, PROMPTS)
+    assert _generate(llm, PROMPTS, temperature=0.0) == expected
+    # The 40-token prompt again: its first two blocks now come from the prefix cache, so its
+    # prefill is 8 queries over a 40-token sequence.
+    assert _generate(llm, [PROMPTS[2]], temperature=0.0) == [expected[2]]
+
+
+def test_greedy_decode_runs_natively(llm):
+    torch.axon.fallback_ops(reset=True)
+    _generate(llm, PROMPTS[:2], temperature=0.0)
+    used = torch.axon.fallback_ops(reset=True)
+    assert not used, f"ops fell back to the CPU while serving: {used}"
+
+
+def test_seeded_sampling_repeats(llm):
+    sampling = dict(temperature=0.8, top_p=0.9, top_k=20, seed=1234)
+    first = _generate(llm, PROMPTS, **sampling)
+    assert _generate(llm, PROMPTS, **sampling) == first
+    assert all(len(tokens) == MAX_TOKENS for tokens in first)
