@@ -1,15 +1,15 @@
-"""The attention backend: a paged KV cache, written and read in torch ops on the device.
+"""The attention backend over a paged KV cache on axon.
 
 Each layer's cache is vLLM's logical [num_blocks, kv_heads, block_size, 2 * head_size] view of a
 token-major (LBNHC) buffer: a token's keys and values for every head lie together, keys in the
 first head_size channels. vLLM writes new tokens through ``do_kv_cache_update`` (before
 ``forward``), using the slots its slot mapping computed (platform.compute_slot_mapping).
 
-The three functions below are the seam where native OpenCL kernels replace the torch versions:
-``write_slots`` (scatter new keys and values into their slots), ``attend_sequence`` (one
-sequence's queries over its blocks: prefill, chunked prefill, prefix-cache hits) and
-``attend_decode`` (one query per sequence, the whole batch at once). The torch versions gather
-the blocks into a dense copy, which a paged kernel would not need.
+New keys and values go to their slots and decode batches (one query per sequence) attend over
+their blocks in place, both in native kernels (paged_kernels.py: ``write_slots``,
+``paged_decode``). Prefills, chunked prefills and prefix-cache hits (``attend_sequence``) gather a
+sequence's blocks and run Axon's scaled_dot_product_attention: compute-bound, where the copy of
+the keys costs little beside the products.
 """
 
 from dataclasses import dataclass
@@ -26,6 +26,8 @@ from vllm.v1.attention.backend import (
     MultipleOf,
 )
 from vllm.v1.kv_cache_interface import KVCacheLayout
+
+from .paged_kernels import paged_decode, write_slots
 
 
 class AxonAttentionBackend(AttentionBackend):
@@ -93,23 +95,6 @@ class AxonAttentionMetadataBuilder(AttentionMetadataBuilder[AxonAttentionMetadat
         )
 
 
-def write_slots(key: torch.Tensor, value: torch.Tensor, kv_cache: torch.Tensor, slot_mapping: torch.Tensor) -> None:
-    """Stores token i's keys and values ([tokens, kv_heads, head_size]) at slot slot_mapping[i]
-    (block * block_size + offset); negative slots are padding and are skipped. The boolean
-    selection of the valid slots costs a host sync; a native kernel skips them in-kernel."""
-    head_size = key.shape[-1]
-    block_size = kv_cache.shape[2]
-    n = slot_mapping.shape[0]
-    slots = slot_mapping[:n].to(torch.int64)
-    valid = slots >= 0
-    slots = slots[valid]
-    # [blocks, block_size, kv_heads, 2 * head_size]: the physical order, so this is a view.
-    cache = kv_cache.transpose(1, 2)
-    block, offset = slots // block_size, slots % block_size
-    cache[block, offset, :, :head_size] = key[:n][valid].to(cache.dtype)
-    cache[block, offset, :, head_size:] = value[:n][valid].to(cache.dtype)
-
-
 def _expand_kv_heads(k: torch.Tensor, v: torch.Tensor, num_heads: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Grouped-query attention: each key/value head serves num_heads // kv_heads query heads."""
     rep = num_heads // k.shape[-3]
@@ -135,31 +120,6 @@ def attend_sequence(
     mask = torch.ones(query_len, seq_len, dtype=torch.bool).tril(seq_len - query_len).to(query.device)
     out = F.scaled_dot_product_attention(query.transpose(0, 1), k, v, attn_mask=mask, scale=scale)
     return out.transpose(0, 1)
-
-
-def attend_decode(
-    query: torch.Tensor,
-    kv_cache: torch.Tensor,
-    block_table: torch.Tensor,
-    seq_lens: torch.Tensor,
-    max_seq_len: int,
-    scale: float,
-) -> torch.Tensor:
-    """One query per sequence ([seqs, heads, head_size]), each over its own seq_lens[i] cached
-    tokens: every sequence's blocks gathered at once, padded to max_seq_len and masked, with no
-    host sync."""
-    seqs, heads, head_size = query.shape
-    kv_heads, block_size = kv_cache.shape[1], kv_cache.shape[2]
-    num_blocks = (max_seq_len + block_size - 1) // block_size
-    blocks = block_table[:seqs, :num_blocks].to(torch.int64)
-    # [seqs, blocks, kv_heads, block_size, C] -> [seqs, kv_heads, blocks * block_size, C]
-    kv = kv_cache[blocks].permute(0, 2, 1, 3, 4).reshape(seqs, kv_heads, num_blocks * block_size, 2 * head_size)
-    valid = torch.arange(num_blocks * block_size, device=query.device)[None, :] < seq_lens[:, None]
-    # Padded slots are masked, but a stale NaN there would still poison the sum (0 * NaN): zero them.
-    kv = kv.masked_fill(~valid[:, None, :, None], 0)
-    k, v = _expand_kv_heads(kv[..., :head_size], kv[..., head_size:], heads)
-    out = F.scaled_dot_product_attention(query[:, :, None, :], k, v, attn_mask=valid[:, None, None, :], scale=scale)
-    return out[:, :, 0]
 
 
 class AxonAttentionImpl(AttentionImpl):
@@ -215,8 +175,8 @@ class AxonAttentionImpl(AttentionImpl):
             return output.fill_(0)
         m = attn_metadata
         if m.max_query_len == 1 and m.num_actual_tokens == m.num_reqs:
-            output[: m.num_reqs] = attend_decode(
-                query[: m.num_reqs], kv_cache, m.block_table, m.seq_lens[: m.num_reqs], m.max_seq_len, self.scale
+            output[: m.num_reqs] = paged_decode(
+                query[: m.num_reqs], kv_cache, m.block_table, m.seq_lens[: m.num_reqs], self.scale
             )
             return output
         block_size = kv_cache.shape[2]
