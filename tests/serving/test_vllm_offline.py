@@ -19,49 +19,15 @@ import torch
 
 vllm = pytest.importorskip("vllm", reason="vLLM is not installed here: make serving-setup, then make test-serving")
 
-from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast  # noqa: E402
+from transformers import LlamaForCausalLM  # noqa: E402
 
 import torch_axon.serving  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
 
-VOCAB = 256
 MAX_TOKENS = 8
 # Lengths 3 to 40: one prompt spans three 16-token KV-cache blocks.
 PROMPTS = [[1, 5, 9, 23, 42, 7], [3, 4, 200], list(range(10, 50)), [17] * 11]
-
-
-def _save_tiny_llama(folder: str) -> None:
-    """A 2-layer Llama with grouped-query attention (4 query heads over 2 KV heads), random
-    weights (a wider init than the default, so that greedy picks are not near-ties), and a
-    word-level tokenizer over names w0..w255. eos_token_id is None so that transformers never
-    stops early; vLLM is told to ignore EOS."""
-    from tokenizers import Tokenizer
-    from tokenizers.models import WordLevel
-    from tokenizers.pre_tokenizers import WhitespaceSplit
-
-    torch.manual_seed(0)
-    config = LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        initializer_range=0.1,
-        bos_token_id=1,
-        eos_token_id=None,
-        pad_token_id=0,
-        tie_word_embeddings=False,
-    )
-    LlamaForCausalLM(config).to(torch.float32).save_pretrained(folder)
-    vocab = {f"w{i}": i for i in range(VOCAB)}
-    tokenizer = Tokenizer(WordLevel(vocab, unk_token="w0"))
-    tokenizer.pre_tokenizer = WhitespaceSplit()
-    PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, unk_token="w0", pad_token="w0", bos_token="w1", eos_token="w2"
-    ).save_pretrained(folder)
 
 
 def _use_axon_platform() -> None:
@@ -76,13 +42,6 @@ def _use_axon_platform() -> None:
         from torch_axon.serving.platform import AxonPlatform
 
         vllm.platforms.current_platform = AxonPlatform()
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory) -> str:
-    folder = str(tmp_path_factory.mktemp("tiny-llama"))
-    _save_tiny_llama(folder)
-    return folder
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,53 @@
+"""Shared by the serving tests: a tiny Llama saved to a folder, built in code (nothing downloaded)."""
+
+import pytest
+import torch
+
+VOCAB = 256
+
+
+def save_tiny_llama(folder: str) -> None:
+    """A 2-layer Llama with grouped-query attention (4 query heads over 2 KV heads), random
+    weights (a wider init than the default, so that greedy picks are not near-ties), and a
+    word-level tokenizer over names w0..w255. eos_token_id is None so that transformers never
+    stops early; vLLM is told to ignore EOS."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordLevel
+    from tokenizers.pre_tokenizers import WhitespaceSplit
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    torch.manual_seed(0)
+    config = LlamaConfig(
+        vocab_size=VOCAB,
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        initializer_range=0.1,
+        bos_token_id=1,
+        eos_token_id=None,
+        pad_token_id=0,
+        tie_word_embeddings=False,
+    )
+    LlamaForCausalLM(config).to(torch.float32).save_pretrained(folder)
+    vocab = {f"w{i}": i for i in range(VOCAB)}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="w0"))
+    tokenizer.pre_tokenizer = WhitespaceSplit()
+    PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        unk_token="w0",
+        pad_token="w0",
+        bos_token="w1",
+        eos_token="w2",
+        # For /v1/chat/completions: the messages' words one after another.
+        chat_template="{% for message in messages %}{{ message['content'] }} {% endfor %}",
+    ).save_pretrained(folder)
+
+
+@pytest.fixture(scope="session")
+def model_dir(tmp_path_factory) -> str:
+    folder = str(tmp_path_factory.mktemp("tiny-llama"))
+    save_tiny_llama(folder)
+    return folder
