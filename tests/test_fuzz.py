@@ -13,6 +13,7 @@ a way KNOWN documents.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from torch_axon.tools import fuzz
@@ -45,3 +46,16 @@ def test_fuzz_regressions(tmp_path):
     assert state["next"] == len(tasks)
     bad = fuzz.unexplained(findings)
     assert not bad, f"{len(bad)} saved findings fail again:\n\n{_explain(bad)}"
+
+
+def test_resume_after_a_stopped_run_reruns_its_program(tmp_path):
+    """A run stopped mid-program leaves fuzz-current.json behind; resumed much later, that stale
+    file must not make the new child look hung (it was killed and recorded as a crash)."""
+    path = tmp_path / "fuzz-state.json"
+    fuzz._save(path, fuzz.new_state(1, seed=3, compile_every=0, shrink_s=0))
+    current = tmp_path / "fuzz-current.json"
+    current.write_text(json.dumps({"index": 0, "program_seed": None, "options": {}, "program": {}}))
+    os.utime(current, (0, 0))  # as old as can be
+    state = fuzz.run(path, hang_s=60)
+    assert state["next"] == 1
+    assert not [f for f in state["findings"] if f["kind"] in ("crash", "hang")], state["findings"]

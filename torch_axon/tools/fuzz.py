@@ -2285,6 +2285,9 @@ def crash_finding(cur: dict, status: int, folder: Path, shrink_s: float) -> Find
 def run(path: Path, log: Callable[[str], None] | None = None, hang_s: float = COMPILE_LIMIT_S * 2) -> dict:
     """Runs the run whose state is in ``path`` to its end in child processes; returns the final state."""
     current = path.with_name("fuzz-current.json")
+    # Left by a run that was stopped (its program is rerun: the state's next is that program), and
+    # older than the hang limit by now: the new child would be killed as hung before writing its own.
+    current.unlink(missing_ok=True)
     while True:
         state = json.loads(path.read_text())
         if state["next"] >= state["programs"]:
