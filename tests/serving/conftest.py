@@ -51,3 +51,22 @@ def model_dir(tmp_path_factory) -> str:
     folder = str(tmp_path_factory.mktemp("tiny-llama"))
     save_tiny_llama(folder)
     return folder
+
+
+def _reference_tokens(model_dir: str, prompts: list[list[int]], max_tokens: int) -> list[list[int]]:
+    """transformers' greedy generate on the CPU, one prompt at a time (no padding to agree on)."""
+    from transformers import LlamaForCausalLM
+
+    model = LlamaForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
+    result = []
+    with torch.no_grad():
+        for prompt in prompts:
+            ids = torch.tensor([prompt])
+            out = model.generate(ids, max_new_tokens=max_tokens, min_new_tokens=0, do_sample=False, pad_token_id=0)
+            result.append(out[0, len(prompt) :].tolist())
+    return result
+
+
+@pytest.fixture(scope="session")
+def reference_tokens():
+    return _reference_tokens

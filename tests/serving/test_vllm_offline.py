@@ -19,8 +19,6 @@ import torch
 
 vllm = pytest.importorskip("vllm", reason="vLLM is not installed here: make serving-setup, then make test-serving")
 
-from transformers import LlamaForCausalLM  # noqa: E402
-
 import torch_axon.serving  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
@@ -69,20 +67,8 @@ def _generate(llm, prompts, **sampling) -> list[list[int]]:
     return [list(o.outputs[0].token_ids) for o in outputs]
 
 
-def _reference(model_dir, prompts) -> list[list[int]]:
-    """transformers' greedy generate on the CPU, one prompt at a time (no padding to agree on)."""
-    model = LlamaForCausalLM.from_pretrained(model_dir, dtype=torch.float32).eval()
-    result = []
-    with torch.no_grad():
-        for prompt in prompts:
-            ids = torch.tensor([prompt])
-            out = model.generate(ids, max_new_tokens=MAX_TOKENS, min_new_tokens=0, do_sample=False, pad_token_id=0)
-            result.append(out[0, len(prompt) :].tolist())
-    return result
-
-
-def test_greedy_matches_transformers(llm, model_dir):
-    expected = _reference(model_dir, PROMPTS)
+def test_greedy_matches_transformers(llm, model_dir, reference_tokens):
+    expected = reference_tokens(model_dir, PROMPTS, MAX_TOKENS)
     assert _generate(llm, PROMPTS, temperature=0.0) == expected
     # The 40-token prompt again: its first two blocks now come from the prefix cache, so its
     # prefill is 8 queries over a 40-token sequence.

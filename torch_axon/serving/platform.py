@@ -13,9 +13,9 @@ class AxonPlatform(Platform):
     device_type = "axon"
     # vLLM registers its custom ops for this dispatch key; axon is torch's PrivateUse1 backend.
     dispatch_key = "PrivateUse1"
-    # Tensor-parallel collectives go through gloo, on the CPU, for now. The next step is the
-    # axon c10d backend (torch_axon.distributed), which keeps them on the device.
-    dist_backend = "gloo"
+    # Tensor-parallel collectives: the axon c10d backend (torch_axon.distributed), which takes
+    # axon tensors (and the CPU tensors vLLM's own groups exchange).
+    dist_backend = "axon"
     # vLLM compiles a few helpers with torch.compile(backend=simple_compile_backend): eager
     # keeps them out of Inductor, which compilation being off does not cover.
     simple_compile_backend = "eager"
