@@ -23,6 +23,14 @@ import torch_axon.serving  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
 
+from serving_models import reference_tokens, tiny_llama_dir  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> str:
+    return tiny_llama_dir(tmp_path_factory)
+
+
 MAX_TOKENS = 8
 # Lengths 3 to 40: one prompt spans three 16-token KV-cache blocks.
 PROMPTS = [[1, 5, 9, 23, 42, 7], [3, 4, 200], list(range(10, 50)), [17] * 11]
@@ -67,7 +75,7 @@ def _generate(llm, prompts, **sampling) -> list[list[int]]:
     return [list(o.outputs[0].token_ids) for o in outputs]
 
 
-def test_greedy_matches_transformers(llm, model_dir, reference_tokens):
+def test_greedy_matches_transformers(llm, model_dir):
     expected = reference_tokens(model_dir, PROMPTS, MAX_TOKENS)
     assert _generate(llm, PROMPTS, temperature=0.0) == expected
     # The 40-token prompt again: its first two blocks now come from the prefix cache, so its

@@ -19,6 +19,14 @@ openai = pytest.importorskip("openai", reason="the openai client comes with vLLM
 
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
 
+from serving_models import tiny_llama_dir  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> str:
+    return tiny_llama_dir(tmp_path_factory)
+
+
 START_S = 300  # a cold start builds Axon's kernels for the model
 
 

@@ -17,6 +17,14 @@ pytest.importorskip("vllm", reason="vLLM is not installed here: make serving-set
 
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
 
+from serving_models import reference_tokens, tiny_llama_dir  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory) -> str:
+    return tiny_llama_dir(tmp_path_factory)
+
+
 PROMPTS = [[1, 5, 9, 23, 42, 7], [3, 4, 200], list(range(10, 50))]
 MAX_TOKENS = 8
 
@@ -35,7 +43,7 @@ ENGINE = textwrap.dedent(
 )
 
 
-def test_two_devices_match_transformers(model_dir, reference_tokens):
+def test_two_devices_match_transformers(model_dir):
     platform = torch.axon.get_device_properties(0).platform_name
     if "Portable Computing Language" not in platform:
         pytest.skip(f"two devices come from PoCL's POCL_DEVICES here; the device is {platform}")

@@ -1,6 +1,8 @@
-"""Shared by the serving tests: a tiny Llama saved to a folder, built in code (nothing downloaded)."""
+"""Shared by the serving tests: a tiny Llama saved to a folder, built in code (nothing downloaded),
+and transformers' greedy tokens for it on the CPU. A module of its own rather than a conftest.py:
+the other test folders import their conftest by that name, which a second one would shadow.
+Test modules import these functions."""
 
-import pytest
 import torch
 
 VOCAB = 256
@@ -46,14 +48,7 @@ def save_tiny_llama(folder: str) -> None:
     ).save_pretrained(folder)
 
 
-@pytest.fixture(scope="session")
-def model_dir(tmp_path_factory) -> str:
-    folder = str(tmp_path_factory.mktemp("tiny-llama"))
-    save_tiny_llama(folder)
-    return folder
-
-
-def _reference_tokens(model_dir: str, prompts: list[list[int]], max_tokens: int) -> list[list[int]]:
+def reference_tokens(model_dir: str, prompts: list[list[int]], max_tokens: int) -> list[list[int]]:
     """transformers' greedy generate on the CPU, one prompt at a time (no padding to agree on)."""
     from transformers import LlamaForCausalLM
 
@@ -67,6 +62,8 @@ def _reference_tokens(model_dir: str, prompts: list[list[int]], max_tokens: int)
     return result
 
 
-@pytest.fixture(scope="session")
-def reference_tokens():
-    return _reference_tokens
+def tiny_llama_dir(tmp_path_factory) -> str:
+    """The model saved in a fresh temporary folder (the test modules' model_dir fixtures)."""
+    folder = str(tmp_path_factory.mktemp("tiny-llama"))
+    save_tiny_llama(folder)
+    return folder
