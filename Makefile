@@ -28,7 +28,7 @@ BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
 .PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize tsan format lint clean coverage bench bench-kernels soak fuzz warmup models \
-	modules accuracy wheel-check test-slow test-rusticl serving-setup test-serving
+	modules accuracy wheel-check test-slow test-rusticl serving-setup test-serving bench-serving
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
 # --out and their raw results and resume checkpoints (JSON, JSON lines) to --data. The repository
@@ -110,6 +110,12 @@ serving-setup:
 # Not part of make test: it needs make serving-setup's environment.
 test-serving: serving-setup
 	$(VLLM_VENV)/bin/python -m pytest -q tests/serving
+
+# Serving throughput and latency: vLLM on axon at 1, 8 and 32 concurrent requests against
+# transformers' generate() on axon and on the CPU (a few minutes; rewrites docs/benchmarks-serving.md
+# and the serving section of docs/benchmarks.md, raw results in build/reports/serving.json).
+bench-serving: serving-setup
+	$(VLLM_VENV)/bin/python -m torch_axon.tools.bench.serving $(TOOL_OUTPUT)
 
 # The OpInfo conformance sweep (resumable from build/reports/op-coverage.jsonl; rewrites the
 # generated part of docs/op-coverage.md and build/reports/op-coverage.json).

@@ -239,12 +239,12 @@ def markdown(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def refresh_section(page: str, section: str) -> None:
+def refresh_section(page: str, section: str, begin: str = BEGIN, end: str = END) -> None:
     """Puts `section` into the page between the markers (appended where there are none)."""
     text = pathlib.Path(page).read_text() if os.path.exists(page) else ""
-    block = f"{BEGIN}\n{section}{END}"
-    if BEGIN in text and END in text:
-        text = text[: text.index(BEGIN)] + block + text[text.index(END) + len(END) :]
+    block = f"{begin}\n{section}{end}"
+    if begin in text and end in text:
+        text = text[: text.index(begin)] + block + text[text.index(end) + len(end) :]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     pathlib.Path(page).write_text(text)

@@ -319,8 +319,14 @@ def write(results: dict, json_path: str, md_path: str | None) -> list[str]:
     if md_path:
         chart_dir = os.path.join(os.path.dirname(os.path.abspath(md_path)), "benchmarks")
         drew = charts(results, chart_dir)
+        # The serving rows come from their own tool, in vLLM's environment (bench/serving.py):
+        # a section the page already has stays.
+        from . import serving
+
+        old = open(md_path).read() if os.path.exists(md_path) else ""
+        kept = old[old.index(serving.BEGIN) : old.index(serving.END) + len(serving.END)] if serving.END in old else ""
         with open(md_path, "w") as f:
-            f.write(markdown(results, chart_dir if drew else None))
+            f.write(markdown(results, chart_dir if drew else None) + (f"\n{kept}\n" if kept else ""))
         written.append(md_path)
         if drew:
             charts_written = [os.path.join(chart_dir, f"{n}.png") for n in ("ops", "models", "pointwise")]
