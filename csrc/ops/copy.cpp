@@ -314,6 +314,11 @@ void copy_raw(const at::Tensor& self, const at::Tensor& dst, bool non_blocking) 
           at::empty_strided(dense.sizes(), dense.strides(), dst.options().dtype(dense.dtype()));
       AXON_CHECK(axon_copy_d2d(moved.data_ptr(), dense.data_ptr(), size_t(dense.nbytes()),
                                stream_for(moved)));
+      // The copy runs on dst's queue but reads self's memory, which self's allocator hands out
+      // again as soon as self is freed, in order with self's stream only: wait for the copy, or
+      // a later op on self's device may overwrite the bytes before they are read (two threads
+      // driving two devices got wrong values about one run in three).
+      AXON_CHECK(axon_stream_sync(stream_for(moved)));
       device_to_device(dst, moved);
     }
   } else if (is_axon(dst)) {
