@@ -6,6 +6,7 @@ with that rank's traceback."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import time
 import warnings
@@ -73,11 +74,33 @@ def _run_ranks_once(fn, world_size: int, args: tuple, env: dict | None, timeout_
         )
         # A hang fails the test instead of stalling the whole run.
         deadline = time.monotonic() + timeout_s
-        while not context.join(timeout=5):
-            if time.monotonic() > deadline:
-                for process in context.processes:
-                    process.kill()
-                raise TimeoutError(f"{fn.__name__}: ranks still running after {timeout_s} s")
+        try:
+            while not context.join(timeout=5):
+                if time.monotonic() > deadline:
+                    for process in context.processes:
+                        process.kill()
+                    raise TimeoutError(f"{fn.__name__}: ranks still running after {timeout_s} s")
+        except (mp.ProcessRaisedException, mp.ProcessExitedException) as error:
+            error.args = (str(error) + _every_rank(context),)
+            raise
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+def _every_rank(context) -> str:
+    """What each rank ended with. PyTorch reports the first failed rank it sees, which is often
+    one that only saw another rank go away ("Connection closed by peer"); the rank that went
+    first, and why, is in this list."""
+    import pickle
+
+    lines = ["\n-- every rank:"]
+    for rank, (process, error_file) in enumerate(zip(context.processes, context.error_files, strict=True)):
+        code = process.exitcode
+        outcome = f"ended by {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit code {code}"
+        if os.access(error_file, os.R_OK):
+            with open(error_file, "rb") as fh:
+                trace = pickle.load(fh).strip().splitlines()
+            outcome += f"; raised: {trace[-1] if trace else '?'}"
+        lines.append(f"rank {rank}: {outcome}")
+    return "\n".join(lines)

@@ -338,3 +338,20 @@ def _timeout(rank: int, world: int) -> None:
 
 def test_dead_peer_raises_within_timeout():
     run_ranks(_timeout, 2)
+
+
+def _second_rank_fails(rank: int, world: int) -> None:
+    if rank == 1:
+        raise ValueError("rank 1 gave up")
+
+
+def test_a_failed_run_reports_every_rank():
+    """The harness names each rank's outcome, so a rank that only saw its peer go away does not
+    hide the one that went first."""
+    import torch.multiprocessing as mp
+
+    with pytest.raises(mp.ProcessRaisedException) as caught:
+        run_ranks(_second_rank_fails, 2)
+    report = str(caught.value)
+    assert "rank 0: " in report, report  # finished, or ended by the harness once rank 1 failed
+    assert "rank 1: exit code 1; raised: ValueError: rank 1 gave up" in report, report
