@@ -175,7 +175,7 @@ warmup: setup
 	$(PYTHON) -m torch_axon.warmup $(WARMUP_ARGS)
 
 format:
-	clang-format -i runtime/include/axon/*.h runtime/src/*.[ch] runtime/src/ops/*.[ch] \
+	clang-format -i runtime/include/axon/*.h runtime/src/*.[ch] runtime/src/ops/*.[ch] runtime/src/fused/*.[ch] \
 		runtime/tests/*.[ch] runtime/tools/*.c csrc/*/*.cpp csrc/*.h
 	ruff format torch_axon tests
 

@@ -290,6 +290,24 @@ def fallback_ops(reset: bool = False) -> dict[str, int]:
     return _C.fallback_ops(reset)
 
 
+def set_fused_eager(enabled: bool) -> None:
+    """Fused eager mode on or off for the process (docs/fused-eager.md): float32 pointwise ops
+    are recorded per stream and launched as one generated kernel when their results are needed,
+    with results identical to op-by-op eager. Off by default; ``AXON_FUSED_EAGER=1`` turns it on
+    at start. Turning it off launches whatever is recorded."""
+    _C._set_fused_eager(bool(enabled))
+
+
+def is_fused_eager_enabled() -> bool:
+    return _C._fused_eager_enabled()
+
+
+def fused_eager_stats(reset: bool = False) -> dict[str, int]:
+    """Ops recorded, groups launched fused and op by op, kernels built, and stores skipped
+    (outputs freed before their group ran) since the process started or the last reset."""
+    return _C._fused_eager_stats(reset)
+
+
 def kernel_cache_stats() -> dict:
     """Program cache hits, builds and damaged entries, and the on-disk cache folder."""
     return _C.kernel_cache_stats()

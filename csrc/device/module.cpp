@@ -6,6 +6,7 @@
 #include <torch/extension.h>
 
 #include "axon/fault.h"
+#include "axon/fused.h"
 #include "axon/live_objects.h"
 #include "axon/quirks.h"
 #include "axon_glue.h"
@@ -177,6 +178,24 @@ PYBIND11_MODULE(_C, m) {
     return d;
   });
   m.def("fallback_ops", [](bool reset) { return fallback_ops(reset); }, py::arg("reset") = false);
+  // Fused eager mode (runtime/src/fused/, docs/fused-eager.md).
+  m.def("_set_fused_eager", [](bool on) { check(axon_fused_eager_set(on), "set_fused_eager"); });
+  m.def("_fused_eager_enabled", [] { return bool(axon_fused_eager_enabled()); });
+  m.def(
+      "_fused_eager_stats",
+      [](bool reset) {
+        axon_fused_stats s;
+        axon_fused_stats_get(&s, reset);
+        py::dict d;
+        d["ops_recorded"] = s.ops_recorded;
+        d["groups_fused"] = s.groups_fused;
+        d["ops_fused"] = s.ops_fused;
+        d["groups_unfused"] = s.groups_unfused;
+        d["kernels_built"] = s.kernels_built;
+        d["stores_skipped"] = s.stores_skipped;
+        return d;
+      },
+      py::arg("reset") = false);
   m.def("kernel_cache_stats", [] {
     axon_cache_stats s;
     axon_program_cache_stats(&s);

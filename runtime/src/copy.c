@@ -1,15 +1,18 @@
 /* Copies between host memory and device addresses, and between device addresses. */
+#include "fused/fused.h"
 #include "internal.h"
 #include "profiler_internal.h"
 
-/* The buffer behind a device address and the stream to use (the device's default if NULL). */
+/* The buffer behind a device address and the stream to use (the device's default if NULL),
+ * whose recorded pointwise work runs before the copy. */
 static axon_status_t copy_target(const void *device_ptr, axon_stream_t *stream, cl_mem *mem,
                                  size_t *offset) {
   AXON_FAULT_POINT(AXON_FAULT_COPY, CL_OUT_OF_RESOURCES, "copy");
   AXON_TRY(axon_resolve_mem(device_ptr, mem, offset));
   int device = -1;
   axon_is_device_ptr(device_ptr, &device);
-  return axon_stream_resolve(*stream, device, stream);
+  AXON_TRY(axon_stream_resolve(*stream, device, stream));
+  return axon_fused_settle(*stream);
 }
 
 axon_status_t axon_copy_h2d(void *dst, const void *src, size_t bytes, axon_stream_t stream,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fused/fused.h"
 #include "internal.h"
 #include "profiler_internal.h"
 
@@ -50,6 +51,7 @@ axon_status_t axon_host_task(axon_stream_t stream, axon_host_fn fn, const void *
                      AXON_HOST_TASK_MAX_PTRS);
   if (!axon_host_tasks_supported(stream))
     return axon_fail(AXON_ERROR_UNSUPPORTED, "host tasks need a CPU device with native kernels");
+  AXON_TRY(axon_fused_settle(stream)); /* recorded pointwise work runs first */
   size_t size = sizeof(host_task_block) + args_size;
   host_task_block *b = calloc(1, size);
   if (!b) return axon_fail(AXON_ERROR_OUT_OF_MEMORY, "host task: %zu bytes", size);

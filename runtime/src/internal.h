@@ -47,6 +47,7 @@ struct axon_stream {
   axon_device *device;
   cl_command_queue queue;
   uint64_t id;
+  struct fused_stream *fused; /* recorded pointwise work (fused/group.c), or NULL */
 };
 
 struct axon_event {
@@ -59,6 +60,10 @@ axon_status_t axon_device_get(int index, axon_device **device);
 /* A new in-order command queue on the device, with profiling on. */
 cl_int axon_device_queue(axon_device *d, cl_command_queue *queue);
 axon_status_t axon_stream_resolve(axon_stream_t stream, int device, axon_stream_t *out);
+
+/* Pointwise op `op` launched now as its own kernel (axon_elementwise without fused eager). */
+axon_status_t axon_elementwise_now(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,
+                                   const axon_ew_desc *desc, double alpha, double beta);
 
 /* Memory internals used by copies and launches. */
 axon_status_t axon_resolve_mem(const void *ptr, cl_mem *mem, size_t *offset);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fused/fused.h"
 #include "profiler_internal.h"
 #include "program_internal.h"
 
@@ -84,6 +85,7 @@ axon_status_t axon_launch(axon_program_t program, const char *name, axon_stream_
   for (int i = 0; i < dims; i++)
     if (global[i] == 0) return AXON_SUCCESS; /* nothing to do */
   AXON_FAULT_POINT(AXON_FAULT_LAUNCH, CL_OUT_OF_RESOURCES, "kernel enqueue");
+  AXON_TRY(axon_fused_settle(stream)); /* recorded pointwise work runs first */
   pthread_mutex_lock(axon_launch_lock());
   kernel_entry *e = NULL;
   axon_status_t st = axon_program_kernel_entry(program, name, &e);

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fused/fused.h"
 #include "internal.h"
 #include "live_objects.h"
 #include "usage_board.h"
@@ -401,6 +402,12 @@ axon_status_t axon_malloc(int device, size_t size, axon_stream_t stream, void **
     segment *s = NULL;
     st = create_segment(d, p, seg_size, small, &s);
     if (st == AXON_ERROR_OUT_OF_MEMORY) { /* free the cache and try once more */
+      if (axon_fused_any_pending()) {
+        /* Recorded work may use cached blocks: it runs before their memory goes. */
+        pthread_mutex_unlock(&lock);
+        axon_fused_settle_all();
+        pthread_mutex_lock(&lock);
+      }
       release_cached(p, device);
       st = create_segment(d, p, seg_size, small, &s);
     }
@@ -453,8 +460,22 @@ static block *find_block(const void *ptr) {
   return NULL;
 }
 
+/* Tells fused eager the block is going (its recorded writes need not reach memory, other
+ * streams' recorded uses of it run first), outside the lock: that may launch kernels. */
+static void before_free(void *ptr) {
+  if (!axon_fused_any_pending()) return;
+  pthread_mutex_lock(&lock);
+  block *b = find_block(ptr);
+  uintptr_t addr = b ? b->addr : 0;
+  size_t size = b ? b->size : 0;
+  axon_stream_t owner = b ? b->stream : NULL;
+  pthread_mutex_unlock(&lock);
+  if (b) axon_fused_before_free(owner, addr, size);
+}
+
 axon_status_t axon_free(void *ptr) {
   if (!ptr || axon_forked_child()) return AXON_SUCCESS;
+  before_free(ptr);
   pthread_mutex_lock(&lock);
   block *b = find_block(ptr);
   if (!b) {
@@ -532,6 +553,7 @@ axon_status_t axon_record_stream(void *ptr, axon_stream_t stream) {
 axon_status_t axon_empty_cache(int device) {
   axon_device *d;
   axon_memory_pool *p;
+  AXON_TRY(axon_fused_settle_all()); /* recorded work may use the cached blocks */
   pthread_mutex_lock(&lock);
   axon_status_t st = get_pool(device, &d, &p);
   if (st == AXON_SUCCESS) {

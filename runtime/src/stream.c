@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fused/fused.h"
 #include "internal.h"
 #include "live_objects.h"
 
@@ -42,6 +43,7 @@ axon_status_t axon_stream_destroy(axon_stream_t s) {
   if (!s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_stream_destroy: NULL stream");
   if (s == s->device->default_stream)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "the default stream cannot be destroyed");
+  axon_fused_destroy_stream(s);
   clFinish(s->queue);
   clReleaseCommandQueue(s->queue);
   axon_live_add(AXON_LIVE_QUEUE, -1);
@@ -68,12 +70,14 @@ uint64_t axon_stream_id(axon_stream_t s) {
 axon_status_t axon_stream_sync(axon_stream_t s) {
   AXON_REFUSE_IN_FORKED_CHILD();
   if (!s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_stream_sync: NULL stream");
+  AXON_TRY(axon_fused_settle(s));
   AXON_CL_CHECK(clFinish(s->queue), "clFinish (an earlier asynchronous operation failed)");
   return AXON_SUCCESS;
 }
 
 axon_status_t axon_stream_query(axon_stream_t s, int *done) {
   AXON_REFUSE_IN_FORKED_CHILD();
+  AXON_TRY(axon_fused_settle(s));
   cl_event marker;
   AXON_CL_CHECK(clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &marker), "enqueue marker");
   axon_live_add(AXON_LIVE_EVENT, 1);
@@ -124,6 +128,7 @@ axon_status_t axon_event_destroy(axon_event_t e) {
 axon_status_t axon_event_record(axon_event_t e, axon_stream_t s) {
   AXON_REFUSE_IN_FORKED_CHILD();
   if (!e || !s) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_event_record: NULL argument");
+  AXON_TRY(axon_fused_settle(s));
   cl_event marker;
   AXON_CL_CHECK(clEnqueueMarkerWithWaitList(s->queue, 0, NULL, &marker), "record event");
   axon_live_add(AXON_LIVE_EVENT, 1);
@@ -142,6 +147,7 @@ axon_status_t axon_stream_wait_event(axon_stream_t waiter, axon_event_t e) {
   if (!waiter || !e)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "axon_stream_wait_event: NULL argument");
   if (!e->marker) return AXON_SUCCESS; /* never recorded: nothing to wait for */
+  AXON_TRY(axon_fused_settle(waiter)); /* its recorded work keeps its place before the wait */
   AXON_CL_CHECK(clEnqueueBarrierWithWaitList(waiter->queue, 1, &e->marker, NULL),
                 "enqueue barrier");
   return AXON_SUCCESS;

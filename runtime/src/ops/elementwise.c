@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../fused/fused.h"
 #include "../program_internal.h"
 #include "launch_common.h"
 
@@ -156,10 +157,20 @@ const char *axon_pointwise_name(axon_pointwise_op op) {
 axon_status_t axon_elementwise(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,
                                axon_dtype out_dtype, const axon_ew_desc *desc, double alpha,
                                double beta) {
-  (void)out_dtype; /* each kernel writes its op's natural output type */
+  /* each kernel writes its op's natural output type */
   if (!stream) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: NULL stream");
   if ((unsigned)op >= AXON_PW_COUNT)
     return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "elementwise: op id %d unknown", (int)op);
+  if (out_dtype == dtype) {
+    int recorded;
+    AXON_TRY(axon_fused_record(stream, op, dtype, desc, alpha, beta, &recorded));
+    if (recorded) return AXON_SUCCESS;
+  }
+  return axon_elementwise_now(stream, op, dtype, desc, alpha, beta);
+}
+
+axon_status_t axon_elementwise_now(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,
+                                   const axon_ew_desc *desc, double alpha, double beta) {
   const char *kernel = pointwise_ops[op].kernel;
   /* Complex numbers have a family of their own, with the same kernel names. */
   const char *family = is_complex_dtype(dtype) ? "ew_common+complex" : pointwise_ops[op].family;

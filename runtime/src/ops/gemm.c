@@ -9,6 +9,7 @@
  */
 #include "launch_common.h" /* first: it fixes the OpenCL target version */
 
+#include "../fused/fused.h"
 #include "axon/host_task.h"
 
 #include <cblas.h>
@@ -118,6 +119,7 @@ static axon_status_t host_gemm(axon_stream_t stream, axon_dtype dtype, const axo
 /* ---- CLBlast ------------------------------------------------------------------------------- */
 
 static axon_status_t clblast_gemm(axon_stream_t stream, axon_dtype dtype, const axon_gemm_desc *d) {
+  AXON_TRY(axon_fused_settle(stream)); /* CLBlast enqueues on the queue itself */
   cl_mem am, bm, cm;
   size_t ao, bo, co;
   AXON_TRY(axon_resolve_mem(d->a, &am, &ao));

@@ -1,0 +1,33 @@
+/* Fused eager mode (docs/fused-eager.md): pointwise ops of the pointwise table recorded per
+ * stream instead of launched, and launched as one generated kernel when anything needs their
+ * results. Results are those of the unfused kernels, bit for bit. */
+#ifndef AXON_PUBLIC_FUSED_H
+#define AXON_PUBLIC_FUSED_H
+
+#include "axon/axon.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* On or off for the whole process. Off by default; AXON_FUSED_EAGER=1 turns it on at start.
+ * Turning it off launches whatever is recorded. */
+AXON_API axon_status_t axon_fused_eager_set(int on);
+AXON_API int axon_fused_eager_enabled(void);
+
+/* Counters since the process started (or the last reset). */
+typedef struct axon_fused_stats {
+  uint64_t ops_recorded;   /* pointwise ops taken into a group */
+  uint64_t groups_fused;   /* groups launched as one generated kernel */
+  uint64_t ops_fused;      /* the ops of those groups */
+  uint64_t groups_unfused; /* groups launched op by op (kernel not built yet, or one op) */
+  uint64_t kernels_built;  /* generated programs built (or loaded from the disk cache) */
+  uint64_t stores_skipped; /* outputs never written: their memory was freed before launch */
+} axon_fused_stats;
+AXON_API void axon_fused_stats_get(axon_fused_stats *stats, int reset);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

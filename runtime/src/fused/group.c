@@ -1,0 +1,438 @@
+/*
+ * Fused eager mode: recording pointwise ops per stream and launching each group as one kernel
+ * (docs/fused-eager.md).
+ *
+ * A group holds float32 ops over one contiguous range length. A stream keeps a few groups open
+ * at once, one per length and form, so that the per-tensor ops of a foreach call (every tensor's
+ * first op, then every tensor's second ...) gather by tensor size. The open groups of a stream
+ * are independent of one another: an op that reads what another open group writes, or writes
+ * what it uses, launches that group first. Within its group, an op is refused (the group is
+ * launched and a new one begun) when one of its memory operands overlaps a range the group
+ * writes other than exactly: with exact overlaps only, element i of every operand belongs to one
+ * work-item, which reads and writes it in op order, as the unfused kernels one after another do.
+ * Anything else enqueued on the stream launches its groups first (axon_fused_settle at every
+ * enqueue).
+ *
+ * A group's kernel is built on the second appearance of its structure: the first runs op by op,
+ * so a cold first step costs no build; later steps reuse the built program (and the disk cache
+ * keeps it for the next process). A group of one op always runs as its own kernel.
+ */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../internal.h"
+#include "../ops/launch_common.h"
+#include "../program_internal.h"
+#include "axon/fused.h"
+#include "fused.h"
+#include "group.h"
+
+static pthread_mutex_t lock;
+static pthread_once_t lock_once = PTHREAD_ONCE_INIT;
+static fused_group *pending; /* groups with recorded work, newest first */
+static atomic_int npending;
+static atomic_int enabled = -1; /* -1: AXON_FUSED_EAGER not read yet */
+static axon_fused_stats stats;
+
+/* Recursive: launching a group goes through axon_launch, which settles its stream again. */
+static void make_lock(void) {
+  pthread_mutexattr_t attributes;
+  pthread_mutexattr_init(&attributes);
+  pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&lock, &attributes);
+  pthread_mutexattr_destroy(&attributes);
+}
+static void lock_groups(void) {
+  pthread_once(&lock_once, make_lock);
+  pthread_mutex_lock(&lock);
+}
+
+int axon_fused_eager_enabled(void) {
+  int state = atomic_load(&enabled);
+  if (state < 0) {
+    const char *env = getenv("AXON_FUSED_EAGER");
+    state = env && *env && strcmp(env, "0") ? 1 : 0;
+    atomic_store(&enabled, state);
+  }
+  return state;
+}
+
+axon_status_t axon_fused_eager_set(int on) {
+  if (!on) AXON_TRY(axon_fused_settle_all());
+  atomic_store(&enabled, on ? 1 : 0);
+  return AXON_SUCCESS;
+}
+
+void axon_fused_stats_get(axon_fused_stats *out, int reset) {
+  lock_groups();
+  *out = stats;
+  if (reset) memset(&stats, 0, sizeof stats);
+  pthread_mutex_unlock(&lock);
+}
+
+int axon_fused_any_pending(void) {
+  return atomic_load(&npending) > 0;
+}
+
+/* ---- which kernels are built ---------------------------------------------------------------- */
+
+/* Per structure (its hash): seen once, built (with its program and kernel name, so that a
+ * launch writes no source), or failed to build. Open addressing; a full table leaves new
+ * structures unfused. */
+enum { UNSEEN, SEEN_ONCE, BUILT, BUILD_FAILED };
+#define STRUCTURES 4096
+typedef struct structure {
+  uint64_t hash;
+  int state;
+  axon_program_t program;
+  char kernel[60]; /* program_internal.h keeps kernel names below 64 */
+} structure;
+static structure structures[STRUCTURES];
+
+static structure *find_structure(uint64_t hash) {
+  for (size_t i = 0; i < STRUCTURES; i++) {
+    structure *s = &structures[(hash + i) % STRUCTURES];
+    if (s->hash == hash) return s;
+    if (!s->hash) {
+      s->hash = hash;
+      return s;
+    }
+  }
+  return NULL;
+}
+
+static int overlap(uintptr_t a, size_t a_bytes, uintptr_t b, size_t b_bytes) {
+  return a < b + b_bytes && b < a + a_bytes;
+}
+
+/* ---- launching ------------------------------------------------------------------------------ */
+
+static axon_status_t launch_unfused(const fused_group *g) {
+  for (int i = 0; i < g->nops; i++) {
+    const fused_op *o = &g->ops[i];
+    AXON_TRY(
+        axon_elementwise_now(g->stream, o->op, AXON_F32, &o->desc, o->alpha_value, o->beta_value));
+  }
+  return AXON_SUCCESS;
+}
+
+/* The group's program: its kernel file registered under the structure's hash, after the math. */
+static axon_status_t group_program(const fused_group *g, uint64_t hash, const char *kernel,
+                                   axon_program_t *program) {
+  char file[40], family[96];
+  snprintf(file, sizeof file, "fused_%016llx", (unsigned long long)hash);
+  snprintf(family, sizeof family, "pointwise_math+%s%s", g->needs_special ? "special+" : "", file);
+  char *source = fused_group_source(g, kernel);
+  if (!source) return axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory writing a kernel");
+  axon_status_t st = axon_register_kernel_file(file, source);
+  free(source);
+  if (st != AXON_SUCCESS) return st;
+  return family_program_variant(g->stream, family, AXON_F32, NULL, program);
+}
+
+static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
+                                   const char *kernel) {
+  axon_arg args[FUSED_MAX_BUFFERS + 2];
+  int nargs = 0;
+  for (int b = 0; b < g->nbuffers; b++) args[nargs++] = buffer_arg((const void *)g->address[b]);
+  int64_t n = g->numel;
+  args[nargs++] = bytes_arg(&n, sizeof n);
+  args[nargs++] = bytes_arg(g->params, sizeof(float) * (size_t)(g->nparams > 0 ? g->nparams : 1));
+  size_t local, global;
+  if (g->vector) {
+    /* As the unfused vector kernels: 128 elements a work-item, groups of 16. */
+    local = 16;
+    global = axon_round_up(((size_t)n + 127) / 128, local);
+  } else {
+    local = group_size_for(g->stream, n);
+    global = axon_round_up((size_t)n, local);
+  }
+  return axon_launch(program, kernel, g->stream, 1, &global, &local, args, nargs);
+}
+
+static axon_status_t launch(const fused_group *g) {
+  structure *s = g->nops < 2 ? NULL : find_structure(fused_group_hash(g));
+  if (!s || s->state == BUILD_FAILED || s->state == UNSEEN) {
+    /* One op, a structure's first appearance, or one the driver cannot build: op by op. */
+    if (s && s->state == UNSEEN) s->state = SEEN_ONCE;
+    stats.groups_unfused++;
+    return launch_unfused(g);
+  }
+  if (s->state == SEEN_ONCE) {
+    fused_group_kernel_name(g, s->kernel, sizeof s->kernel);
+    axon_status_t st = group_program(g, s->hash, s->kernel, &s->program);
+    if (st == AXON_SUCCESS) st = axon_program_build_all(s->program);
+    if (st != AXON_SUCCESS) {
+      if (getenv("AXON_FUSED_DEBUG"))
+        fprintf(stderr, "axon fused eager: %s: %s\n", s->kernel, axon_last_error());
+      s->state = BUILD_FAILED;
+      stats.groups_unfused++;
+      return launch_unfused(g);
+    }
+    s->state = BUILT;
+    stats.kernels_built++;
+  }
+  stats.groups_fused++;
+  stats.ops_fused += (uint64_t)g->nops;
+  for (int i = 0; i < g->nops; i++) {
+    int b = g->ops[i].out; /* a last write whose memory was freed */
+    stats.stores_skipped += g->last_writer[b] == i && i < g->freed_before[b];
+  }
+  return launch_kernel(g, s->program, s->kernel);
+}
+
+static void unlink_pending(fused_group *g) {
+  for (fused_group **at = &pending; *at; at = &(*at)->next_pending)
+    if (*at == g) {
+      *at = g->next_pending;
+      g->next_pending = NULL;
+      atomic_fetch_sub(&npending, 1);
+      return;
+    }
+}
+
+/* Set while this thread launches a group: the launch's own enqueues settle nothing (the stream's
+ * other open groups are independent of it and stay open). */
+static _Thread_local int launching;
+
+/* Launches the group's work, leaving it empty (the lock held). A copy runs, so that the slot
+ * can take new work at once. */
+static axon_status_t settle_group(fused_group *g) {
+  if (!g || !g->nops) return AXON_SUCCESS;
+  fused_group *work = malloc(sizeof *work);
+  if (!work) return axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory launching a group");
+  memcpy(work, g, sizeof *work);
+  unlink_pending(g);
+  g->nops = g->nbuffers = g->nparams = g->needs_special = 0;
+  launching = 1;
+  axon_status_t st = launch(work);
+  launching = 0;
+  free(work);
+  return st;
+}
+
+/* Launches the stream's open groups, oldest first (the lock held). */
+static axon_status_t settle_stream(fused_stream *fs) {
+  axon_status_t first = AXON_SUCCESS;
+  for (;;) {
+    fused_group *oldest = NULL;
+    for (int i = 0; i < FUSED_MAX_OPEN; i++)
+      if (fs->groups[i].nops && (!oldest || fs->groups[i].sequence < oldest->sequence))
+        oldest = &fs->groups[i];
+    if (!oldest) return first;
+    axon_status_t st = settle_group(oldest);
+    if (first == AXON_SUCCESS) first = st;
+  }
+}
+
+axon_status_t axon_fused_settle(axon_stream_t stream) {
+  if (!atomic_load(&npending) || !stream || !stream->fused || launching) return AXON_SUCCESS;
+  lock_groups();
+  axon_status_t st = settle_stream(stream->fused);
+  pthread_mutex_unlock(&lock);
+  return st;
+}
+
+axon_status_t axon_fused_settle_all(void) {
+  if (!atomic_load(&npending)) return AXON_SUCCESS;
+  axon_status_t first = AXON_SUCCESS;
+  lock_groups();
+  while (pending) {
+    axon_status_t st = settle_stream(pending->stream->fused);
+    if (first == AXON_SUCCESS) first = st;
+  }
+  pthread_mutex_unlock(&lock);
+  return first;
+}
+
+void axon_fused_destroy_stream(axon_stream_t stream) {
+  if (!stream || !stream->fused) return;
+  lock_groups();
+  settle_stream(stream->fused);
+  free(stream->fused);
+  stream->fused = NULL;
+  pthread_mutex_unlock(&lock);
+}
+
+void axon_fused_before_free(axon_stream_t owner, uintptr_t addr, size_t size) {
+  if (!atomic_load(&npending)) return;
+  lock_groups();
+restart:
+  for (fused_group *g = pending; g; g = g->next_pending) {
+    size_t bytes = (size_t)g->numel * sizeof(float);
+    for (int b = 0; b < g->nbuffers; b++) {
+      if (!overlap(g->address[b], bytes, addr, size)) continue;
+      if (g->stream == owner) {
+        g->freed_before[b] = g->nops; /* its writes so far need not reach memory */
+      } else {
+        settle_stream(g->stream->fused); /* the allocator's marker there must follow its use */
+        goto restart;                    /* the list changed */
+      }
+    }
+  }
+  pthread_mutex_unlock(&lock);
+}
+
+/* ---- recording ------------------------------------------------------------------------------ */
+
+static int find_buffer(const fused_group *g, uintptr_t address) {
+  for (int b = 0; b < g->nbuffers; b++)
+    if (g->address[b] == address) return b;
+  return -1;
+}
+
+static int add_buffer(fused_group *g, uintptr_t address) {
+  int b = find_buffer(g, address);
+  if (b >= 0) return b;
+  b = g->nbuffers++;
+  g->address[b] = address;
+  g->last_writer[b] = -1;
+  g->freed_before[b] = 0;
+  return b;
+}
+
+static int partly_overlap(uintptr_t a, uintptr_t b, size_t bytes) {
+  return a != b && a < b + bytes && b < a + bytes;
+}
+
+/* Whether an op over n elements would depend on the open group h, or h on it: it reads a range h
+ * writes, or writes a range h uses. */
+static int conflicts(const fused_group *h, const axon_ew_desc *d, int arity, int64_t n) {
+  size_t bytes = (size_t)n * sizeof(float), h_bytes = (size_t)h->numel * sizeof(float);
+  for (int b = 0; b < h->nbuffers; b++) {
+    if (overlap((uintptr_t)d->data[0], bytes, h->address[b], h_bytes)) return 1;
+    if (h->last_writer[b] < 0) continue;
+    for (int k = 1; k <= arity; k++)
+      if (!d->is_scalar[k] && overlap((uintptr_t)d->data[k], bytes, h->address[b], h_bytes))
+        return 1;
+  }
+  return 0;
+}
+
+/* Whether the op can join the group as it is: its inputs overlap no range the group writes but
+ * exactly, its output no range the group uses, and the group has room for it. */
+static int fits(const fused_group *g, const axon_ew_desc *d, int arity) {
+  if (g->nops == FUSED_MAX_OPS || g->nbuffers + arity + 1 > FUSED_MAX_BUFFERS ||
+      g->nparams + arity + 2 > FUSED_MAX_PARAMS)
+    return 0;
+  size_t bytes = (size_t)g->numel * sizeof(float);
+  uintptr_t out = (uintptr_t)d->data[0];
+  for (int b = 0; b < g->nbuffers; b++) {
+    if (partly_overlap(out, g->address[b], bytes)) return 0;
+    if (g->last_writer[b] < 0) continue; /* read only */
+    for (int k = 1; k <= arity; k++)
+      if (!d->is_scalar[k] && partly_overlap((uintptr_t)d->data[k], g->address[b], bytes)) return 0;
+  }
+  return 1;
+}
+
+static int param(fused_group *g, double value) {
+  g->params[g->nparams] = (float)value; /* as make_scalar gives a float32 kernel its scalars */
+  return g->nparams++;
+}
+
+static void append(fused_group *g, axon_pointwise_op op, int arity, const axon_ew_desc *d,
+                   double alpha, double beta) {
+  fused_op *o = &g->ops[g->nops];
+  memset(o, 0, sizeof *o);
+  o->op = op;
+  for (int k = 1; k <= arity; k++) {
+    fused_source *s = &o->in[k - 1];
+    if (d->is_scalar[k]) {
+      *s = (fused_source){FROM_PARAM, param(g, d->scalars[k])};
+      continue;
+    }
+    int b = add_buffer(g, (uintptr_t)d->data[k]);
+    *s = g->last_writer[b] >= 0 ? (fused_source){FROM_RESULT, g->last_writer[b]}
+                                : (fused_source){FROM_BUFFER, b};
+  }
+  o->alpha = param(g, alpha);
+  o->beta = param(g, beta);
+  o->out = add_buffer(g, (uintptr_t)d->data[0]);
+  g->last_writer[o->out] = g->nops;
+  o->desc = *d;
+  o->alpha_value = alpha;
+  o->beta_value = beta;
+  g->needs_special |= fused_op_info_of(op)->special;
+  g->nops++;
+}
+
+/* The op's length when every memory operand walks one contiguous range (the unfused kernels'
+ * EW_CONTIG case), else -1. */
+static int64_t line_length(const axon_ew_desc *d) {
+  if (d->ndim > 1) return -1;
+  int64_t n = d->ndim ? d->sizes[0] : 1;
+  for (int k = 0; k <= d->ninputs; k++) {
+    if (k > 0 && d->is_scalar[k]) continue;
+    if (!d->data[k] || (d->ndim == 1 && d->strides[k][0] != 1)) return -1;
+  }
+  return n;
+}
+
+/* The open group the op joins: the stream's group of its length and form, after launching every
+ * other open group it conflicts with, and that group too if the op does not fit it; a new group
+ * when there is none (the oldest is launched to make room). NULL when a launch failed (*st). */
+static fused_group *group_for(fused_stream *fs, const axon_ew_desc *d, int arity, int64_t n,
+                              int vector, axon_status_t *st) {
+  fused_group *g = NULL, *oldest = NULL, *free_slot = NULL;
+  for (int i = 0; i < FUSED_MAX_OPEN && *st == AXON_SUCCESS; i++) {
+    fused_group *h = &fs->groups[i];
+    if (!h->nops) {
+      if (!free_slot) free_slot = h;
+    } else if (h->numel == n && h->vector == vector) {
+      g = h;
+    } else if (conflicts(h, d, arity, n)) {
+      *st = settle_group(h);
+      if (!free_slot) free_slot = h;
+    } else if (!oldest || h->sequence < oldest->sequence) {
+      oldest = h;
+    }
+  }
+  if (*st != AXON_SUCCESS) return NULL;
+  if (g && !fits(g, d, arity)) {
+    *st = settle_group(g);
+    if (*st != AXON_SUCCESS) return NULL;
+  }
+  if (g && g->nops) return g;
+  if (!g && !free_slot) {
+    *st = settle_group(oldest);
+    if (*st != AXON_SUCCESS) return NULL;
+    free_slot = oldest;
+  }
+  g = g ? g : free_slot;
+  g->stream = fs->stream;
+  g->numel = n;
+  g->vector = vector;
+  g->sequence = ++fs->opened;
+  g->next_pending = pending;
+  pending = g;
+  atomic_fetch_add(&npending, 1);
+  return g;
+}
+
+axon_status_t axon_fused_record(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,
+                                const axon_ew_desc *d, double alpha, double beta, int *recorded) {
+  *recorded = 0;
+  if (!axon_fused_eager_enabled() || dtype != AXON_F32 || !stream || axon_forked_child())
+    return AXON_SUCCESS;
+  const fused_op_info *info = fused_op_info_of(op);
+  if (!info || !info->fusable || d->ninputs != info->arity) return AXON_SUCCESS;
+  int64_t n = line_length(d);
+  if (n <= 0) return AXON_SUCCESS;
+  int vector = rows_per_item(stream) && n >= 8; /* the unfused kernels' choice (codegen.c) */
+  lock_groups();
+  if (!stream->fused && (stream->fused = calloc(1, sizeof *stream->fused)))
+    stream->fused->stream = stream;
+  axon_status_t st = AXON_SUCCESS;
+  fused_group *g = stream->fused ? group_for(stream->fused, d, info->arity, n, vector, &st) : NULL;
+  if (g) {
+    append(g, op, info->arity, d, alpha, beta);
+    stats.ops_recorded++;
+    *recorded = 1;
+  }
+  pthread_mutex_unlock(&lock);
+  return st;
+}

@@ -1,0 +1,80 @@
+/* A stream's recorded group of pointwise ops (group.c records and launches it; codegen.c writes
+ * its kernel). Operands are named by where they come from: a buffer of the group (a distinct
+ * device address: every operand of a group spans the same number of float32 elements, so two
+ * operands either share their range exactly or are kept apart), the result of an earlier op of
+ * the group, or a parameter (a scalar input, alpha, beta). */
+#ifndef AXON_FUSED_GROUP_H
+#define AXON_FUSED_GROUP_H
+
+#include <stdint.h>
+
+#include "axon/axon.h"
+
+/* Kept small enough for every driver's argument limits (OpenCL's minimum parameter size is 1024
+ * bytes: 24 buffers are 384 bytes of (memory, offset) pairs, the parameters 384 more). */
+#define FUSED_MAX_OPS 32
+#define FUSED_MAX_BUFFERS 24
+#define FUSED_MAX_PARAMS 96
+/* Groups a stream keeps open at once (of different lengths or forms). */
+#define FUSED_MAX_OPEN 8
+
+typedef enum { FROM_NOTHING, FROM_BUFFER, FROM_RESULT, FROM_PARAM } fused_source_kind;
+
+typedef struct fused_source {
+  fused_source_kind kind;
+  int index; /* the buffer, the op whose result it is, or the parameter */
+} fused_source;
+
+typedef struct fused_op {
+  axon_pointwise_op op;
+  fused_source in[3];
+  int out;           /* the buffer it writes */
+  int alpha, beta;   /* parameters */
+  axon_ew_desc desc; /* the call as made, for launching it unfused */
+  double alpha_value, beta_value;
+} fused_op;
+
+typedef struct fused_group {
+  struct axon_stream *stream;
+  uint64_t sequence; /* when it was opened: a stream's groups launch oldest first */
+  int64_t numel;
+  int vector;        /* eight lanes at a time (a CPU device, eight elements or more) */
+  int needs_special; /* an op's math is in special.cl */
+  int nops;
+  fused_op ops[FUSED_MAX_OPS];
+  int nbuffers;
+  uintptr_t address[FUSED_MAX_BUFFERS];
+  int last_writer[FUSED_MAX_BUFFERS];  /* the op that last wrote it, or -1 */
+  int freed_before[FUSED_MAX_BUFFERS]; /* writes by ops before this one were freed: not stored */
+  int nparams;
+  float params[FUSED_MAX_PARAMS];
+  struct fused_group *next_pending; /* the list of groups with recorded work */
+} fused_group;
+
+/* A stream's open groups (axon_stream.fused). */
+typedef struct fused_stream {
+  struct axon_stream *stream;
+  uint64_t opened;
+  fused_group groups[FUSED_MAX_OPEN];
+} fused_stream;
+
+/* What the table says of an op, for the float32 programs fusion builds. */
+typedef struct fused_op_info {
+  const char *name;
+  int arity;
+  int fusable; /* a float form that is an expression of the operands, output of the input type */
+  int vector;  /* the float form has an eight-lane form */
+  int any;     /* its math is PW_ANY_<name> (else PW_FLOAT_<name>) */
+  int special; /* its math is in special.cl */
+} fused_op_info;
+const fused_op_info *fused_op_info_of(axon_pointwise_op op);
+
+/* The group's structure as a hash (equal for groups that share a kernel), its kernel's name (the
+ * ops it contains, for the profiler), and its program source. */
+uint64_t fused_group_hash(const fused_group *g);
+void fused_group_kernel_name(const fused_group *g, char *name, size_t size);
+char *fused_group_source(const fused_group *g, const char *kernel_name); /* caller frees */
+/* Whether the op's result reaches memory: the last write of its buffer, not freed. */
+int fused_op_stored(const fused_group *g, int op);
+
+#endif

@@ -1,0 +1,259 @@
+"""Fused eager mode (issue 26, docs/fused-eager.md): float32 pointwise ops recorded per stream and
+launched as one generated kernel. Every test runs the same program op by op and fused, on the
+same inputs, and requires the same bits (NaN where NaN), so a group that changed a rounding, an
+order or an aliasing result fails here; the fused runs must also have fused (the counters say
+how many groups ran as one kernel), so a test cannot pass by falling back to op-by-op eager."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+AXON = "axon"
+pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
+
+
+@contextlib.contextmanager
+def fused(on: bool):
+    before = torch.axon.is_fused_eager_enabled()
+    torch.axon.set_fused_eager(on)
+    try:
+        yield
+    finally:
+        torch.axon.set_fused_eager(before)
+
+
+def run_both(program, *inputs, repeats: int = 3):
+    """program(*axon copies of inputs) op by op, then fused `repeats` times (a group's kernel is
+    built on its structure's second appearance); returns (unfused, last fused) results on the
+    CPU and the counters of the fused runs."""
+    with fused(False):
+        expected = _to_cpu(program(*[x.to(AXON) for x in inputs]))
+    torch.axon.fused_eager_stats(reset=True)
+    with fused(True):
+        for _ in range(repeats):
+            got = _to_cpu(program(*[x.to(AXON) for x in inputs]))
+    return expected, got, torch.axon.fused_eager_stats(reset=True)
+
+
+def _to_cpu(result):
+    if isinstance(result, torch.Tensor):
+        return result.cpu()
+    return [r.cpu() for r in result]
+
+
+def assert_same_bits(expected, got):
+    expected = expected if isinstance(expected, list) else [expected]
+    got = got if isinstance(got, list) else [got]
+    for e, g in zip(expected, got, strict=True):
+        torch.testing.assert_close(g, e, rtol=0, atol=0, equal_nan=True)
+
+
+def _chain(a, b, c):
+    return F.relu(a * b + c) * 0.5
+
+
+@pytest.mark.parametrize("n", [1, 7, 8, 9, 1000, 100_003])
+def test_a_chain_fuses_with_the_same_bits(n):
+    g = torch.Generator().manual_seed(n)
+    a, b, c = (torch.randn(n, generator=g) for _ in range(3))
+    expected, got, stats = run_both(_chain, a, b, c)
+    assert_same_bits(expected, got)
+    assert stats["groups_fused"] >= 1 and stats["ops_fused"] >= 4, stats
+    # a * b, + c and relu were freed before their group ran (their memory taken again by the
+    # later results, which the allocator hands the freed blocks): only the last result is written.
+    assert stats["stores_skipped"] >= 1, stats
+
+
+# Special values through every kind of op: NaN, infinities, signed zeros, subnormals, extremes.
+SPECIAL = torch.tensor(
+    [float("nan"), float("inf"), -float("inf"), 0.0, -0.0, 1e-42, -1e-42, 3.4e38, -3.4e38]
+    + [1.0, -1.0, 0.5, 2.0, 88.7, -104.0, 1e-7]
+)
+
+
+def _special_inputs(n: int = 1000):
+    g = torch.Generator().manual_seed(7)
+    x = torch.randn(n, generator=g) * 4
+    x[: SPECIAL.numel()] = SPECIAL
+    y = torch.randn(n, generator=g).abs() + 0.1
+    y[SPECIAL.numel() : 2 * SPECIAL.numel()] = SPECIAL
+    return x, y
+
+
+UNARY = [
+    torch.exp, torch.log, torch.sqrt, torch.rsqrt, torch.sin, torch.cos, torch.tan, torch.tanh,
+    torch.sigmoid, torch.erf, torch.erfc, torch.abs, torch.neg, torch.floor, torch.ceil,
+    torch.round, torch.trunc, torch.reciprocal, torch.expm1, torch.log1p, torch.atan, torch.asinh,
+    torch.sign, F.silu, F.gelu, F.softplus, F.elu, F.mish, F.hardswish, torch.lgamma,
+    torch.digamma, torch.special.i0, torch.special.erfinv, torch.exp2, torch.log2, torch.frac,
+]  # fmt: skip
+BINARY = [
+    torch.add, torch.sub, torch.mul, torch.div, torch.maximum, torch.minimum, torch.pow,
+    torch.atan2, torch.fmod, torch.remainder, torch.hypot, torch.copysign, torch.xlogy,
+    torch.fmax, torch.fmin, torch.nextafter,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("op", UNARY, ids=lambda f: f.__name__)
+def test_each_unary_op_in_a_group(op):
+    """The op between two others, so that it is inside a group: its result comes from a register
+    and goes on to the next op without memory."""
+    x, _ = _special_inputs()
+    expected, got, stats = run_both(lambda x: op(x * 1.5) - 0.25, x)
+    assert_same_bits(expected, got)
+    assert stats["ops_recorded"] >= 3 and stats["groups_fused"] >= 1, f"{op.__name__} did not fuse: {stats}"
+
+
+@pytest.mark.parametrize("op", BINARY, ids=lambda f: f.__name__)
+def test_each_binary_op_in_a_group(op):
+    x, y = _special_inputs()
+    expected, got, stats = run_both(lambda x, y: op(x + 0.5, y) * 2.0, x, y)
+    assert_same_bits(expected, got)
+    assert stats["ops_recorded"] >= 3 and stats["groups_fused"] >= 1, f"{op.__name__} did not fuse: {stats}"
+
+
+def test_in_place_ops_and_aliasing_inputs():
+    def program(x, y):
+        x.mul_(2).add_(y)  # in place, twice
+        z = x * x  # the same tensor as both operands
+        y.sub_(z)  # an input written after it was read
+        return [x, y, z + y]
+
+    x, y = _special_inputs()
+    expected, got, stats = run_both(program, x, y)
+    assert_same_bits(expected, got)
+    assert stats["groups_fused"] >= 1, stats
+
+
+def test_overlapping_views_end_a_group():
+    """t[1:] overlaps t[:-1] by all but one element: writing one while the group reads the other
+    must not see the new values early (or late)."""
+
+    def program(t):
+        a = t[:-1] * 2
+        t[1:].add_(1)
+        return [a + t[:-1], t]
+
+    x, _ = _special_inputs()
+    expected, got, _ = run_both(program, x)
+    assert_same_bits(expected, got)
+
+
+def test_results_reach_every_consumer():
+    """What needs a group's results launches it first: a reduction, a matrix product, a copy to
+    the CPU, .item(), a strided op, another dtype, an index, printing."""
+
+    def program(a, b):
+        h = a * b + 1
+        s = h.sum()  # a reduction reads h
+        m = (h.view(10, 100) * 3) @ b.view(100, 10)  # a product
+        k = (h * 2)[::3]  # a strided view of a pending result
+        c = (h - 1).cpu().to(AXON)  # a host copy
+        i = (h * 4).to(torch.float64).to(torch.float32)  # a cast
+        v = (h + 5)[torch.tensor([3, 1, 4], device=AXON)]  # an index
+        t = torch.tensor((h / 7)[0].item(), device=AXON)  # a host read
+        str(h + 9)  # printing reads it too
+        return [s, m, k, c, i, v, t]
+
+    a, b = _special_inputs()
+    expected, got, stats = run_both(program, a.clamp(-3, 3), b)
+    assert_same_bits(expected, got)
+    assert stats["ops_recorded"] >= 8, stats
+
+
+def test_streams_events_and_synchronize():
+    def program(a, b):
+        side = torch.axon.Stream()
+        x = a * b + 1
+        event = torch.axon.Event()
+        event.record()
+        with torch.axon.stream(side):
+            side.wait_event(event)
+            y = x * 2 - a  # reads the default stream's result on another stream
+            x.record_stream(side)
+        torch.axon.current_stream().wait_stream(side)
+        torch.axon.synchronize()
+        return [x, y]
+
+    a, b = _special_inputs()
+    expected, got, _ = run_both(program, a, b)
+    assert_same_bits(expected, got)
+
+
+def test_empty_cache_with_recorded_work():
+    def program(a, b):
+        x = a * b
+        y = x + 1
+        del x
+        torch.axon.empty_cache()  # the freed x's memory goes back to the driver
+        return y * 3
+
+    a, b = _special_inputs()
+    expected, got, _ = run_both(program, a, b)
+    assert_same_bits(expected, got)
+
+
+def test_memory_statistics_are_those_of_unfused_eager():
+    a, b = _special_inputs(1 << 16)
+
+    def allocated(on: bool) -> tuple[int, int]:
+        with fused(on):
+            x, y = a.to(AXON), b.to(AXON)
+            torch.axon.synchronize()
+            torch.axon.reset_peak_memory_stats()
+            before = torch.axon.memory_allocated()
+            z = _chain(x, y, x)
+            torch.axon.synchronize()
+            return torch.axon.memory_allocated() - before, torch.axon.max_memory_allocated() - before, z
+
+    unfused_now, unfused_peak, _ = allocated(False)
+    fused_now, fused_peak, _ = allocated(True)
+    assert (fused_now, fused_peak) == (unfused_now, unfused_peak)
+
+
+def test_errors_are_raised_at_the_op():
+    with fused(True):
+        a = torch.ones(4, device=AXON)
+        pending = a * 2
+        with pytest.raises(RuntimeError, match="size of tensor a"):
+            pending + torch.ones(5, device=AXON)
+        assert pending.cpu().tolist() == [2.0] * 4
+
+
+def test_training_steps_are_the_same():
+    """Three steps of an MLP under Adam (foreach): forward, backward and the optimizer's
+    pointwise work fuse; the parameters must come out bit for bit the same."""
+
+    def train(on: bool):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).to(AXON)
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-2, foreach=True)
+        g = torch.Generator().manual_seed(1)
+        with fused(on):
+            for _ in range(3):
+                x = torch.randn(16, 32, generator=g).to(AXON)
+                loss = model(x).pow(2).mean()
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+            return [p.detach().cpu() for p in model.parameters()]
+
+    expected = train(False)
+    torch.axon.fused_eager_stats(reset=True)
+    got = train(True)
+    stats = torch.axon.fused_eager_stats(reset=True)
+    assert_same_bits(expected, got)
+    assert stats["groups_fused"] >= 1, stats
+
+
+def test_switching_off_launches_recorded_work():
+    torch.axon.set_fused_eager(True)
+    x = torch.full((100,), 3.0, device=AXON)
+    y = x * 2 + 1
+    torch.axon.set_fused_eager(False)
+    assert not torch.axon.is_fused_eager_enabled()
+    assert y.cpu().tolist() == [7.0] * 100
