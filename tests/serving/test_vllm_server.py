@@ -1,8 +1,8 @@
 """`vllm serve` on axon, asked through the `openai` client on a loopback port: completions and
 chat completions, streamed and not, a prompt longer than the context (vLLM's own 400 error, and
-the server carries on), and a clean shutdown on SIGINT. The tiny Llama of conftest.py; greedy
-decoding, so the streamed text must equal the whole one. Runs where vLLM is installed (make
-test-serving)."""
+the server carries on), a clean shutdown on SIGINT, and a dtype it cannot serve refused at start.
+The tiny Llama of serving_models.py; greedy decoding, so the streamed text must equal the whole
+one. Runs where vLLM is installed (make test-serving)."""
 
 import os
 import signal
@@ -19,12 +19,12 @@ openai = pytest.importorskip("openai", reason="the openai client comes with vLLM
 
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
 
-from serving_models import tiny_llama_dir  # noqa: E402
+from serving_models import tiny_model_dir  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> str:
-    return tiny_llama_dir(tmp_path_factory)
+    return tiny_model_dir(tmp_path_factory)
 
 
 START_S = 300  # a cold start builds Axon's kernels for the model
@@ -103,3 +103,13 @@ def test_shutdown_on_sigint(server):
     proc, _ = server
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) is not None
+
+
+def test_a_dtype_axon_does_not_serve_is_refused_before_start(model_dir):
+    """`vllm serve --dtype float64`: vLLM's own argument check refuses it, names the choices,
+    and the process ends at once (no server left behind, no traceback)."""
+    cmd = [sys.executable, "-m", "vllm.entrypoints.cli.main", "serve", model_dir, "--dtype", "float64"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=START_S)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "float64" in done.stderr and "bfloat16" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr, done.stderr[-2000:]

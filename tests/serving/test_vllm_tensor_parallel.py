@@ -17,12 +17,12 @@ pytest.importorskip("vllm", reason="vLLM is not installed here: make serving-set
 
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
 
-from serving_models import reference_tokens, tiny_llama_dir  # noqa: E402
+from serving_models import reference_tokens, tiny_model_dir  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> str:
-    return tiny_llama_dir(tmp_path_factory)
+    return tiny_model_dir(tmp_path_factory)
 
 
 PROMPTS = [[1, 5, 9, 23, 42, 7], [3, 4, 200], list(range(10, 50))]

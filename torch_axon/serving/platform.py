@@ -20,9 +20,19 @@ class AxonPlatform(Platform):
     # keeps them out of Inductor, which compilation being off does not cover.
     simple_compile_backend = "eager"
 
+    # The dtypes the paged kernels (paged_kernels.py) are built for.
+    SERVED_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
     @property
     def supported_dtypes(self) -> list[torch.dtype]:
-        return [torch.float32, torch.float16, torch.bfloat16]
+        return list(self.SERVED_DTYPES)
+
+    @classmethod
+    def check_if_supports_dtype(cls, dtype: torch.dtype) -> None:
+        """vLLM's own dtype names are the served ones; a torch dtype given directly is not checked
+        by vLLM, and another one would reach the kernels."""
+        if dtype not in cls.SERVED_DTYPES:
+            raise ValueError(f"axon serves float32, float16 and bfloat16, not {dtype}: choose one with --dtype")
 
     @classmethod
     def import_kernels(cls) -> None:
@@ -74,6 +84,9 @@ class AxonPlatform(Platform):
     def check_and_update_config(cls, vllm_config) -> None:
         from vllm.config import CompilationMode, CUDAGraphMode
 
+        if vllm_config.model_config is not None:
+            # Before anything is loaded, as the GPU worker checks before it starts.
+            cls.check_if_supports_dtype(vllm_config.model_config.dtype)
         compilation = vllm_config.compilation_config
         # vLLM's compilation is torch.compile with its own Inductor passes and custom ops built
         # for CUDA; the model runs eagerly, op by op, on axon's kernels.
