@@ -28,7 +28,8 @@ BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD
 	CCACHE_NOHASHDIR=true CCACHE_BASEDIR=$(CURDIR)
 
 .PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize tsan format lint clean coverage bench bench-kernels soak fuzz warmup models \
-	modules accuracy wheel-check test-slow test-rusticl serving-setup test-serving bench-serving
+	modules accuracy wheel-check test-slow test-rusticl serving-setup test-serving bench-serving bench-fused-eager \
+	test-fused-eager
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
 # --out and their raw results and resume checkpoints (JSON, JSON lines) to --data. The repository
@@ -150,6 +151,15 @@ bench: setup
 # minutes). `make bench` runs these rows too.
 bench-kernels: setup
 	$(PYTHON) -m torch_axon.tools.bench.kernels $(TOOL_OUTPUT) $(BENCH_ARGS)
+
+# Fused eager mode (docs/fused-eager.md) against op-by-op eager, torch.compile and the CPU
+# (rewrites docs/benchmarks-fused-eager.md and its section of docs/benchmarks.md; a few minutes).
+bench-fused-eager: setup
+	$(PYTHON) -m torch_axon.tools.bench.fused_eager $(TOOL_OUTPUT) $(BENCH_ARGS)
+
+# The whole suite again with fused eager mode on (issue 26; as long as make test-python).
+test-fused-eager:
+	AXON_FUSED_EAGER=1 $(PYTHON) -m pytest tests -q -m "not slow"
 
 # The differential fuzzer's long run (issue 24): random programs eager and compiled on axon against
 # the CPU (rewrites docs/fuzz.md; FUZZ_ARGS=--programs N --seed S).

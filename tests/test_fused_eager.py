@@ -28,14 +28,15 @@ def fused(on: bool):
 
 def run_both(program, *inputs, repeats: int = 3):
     """program(*axon copies of inputs) op by op, then fused `repeats` times (a group's kernel is
-    built on its structure's second appearance); returns (unfused, last fused) results on the
-    CPU and the counters of the fused runs."""
+    built on its structure's second appearance, in the background: each repeat waits for it);
+    returns (unfused, last fused) results on the CPU and the counters of the fused runs."""
     with fused(False):
         expected = _to_cpu(program(*[x.to(AXON) for x in inputs]))
     torch.axon.fused_eager_stats(reset=True)
     with fused(True):
         for _ in range(repeats):
             got = _to_cpu(program(*[x.to(AXON) for x in inputs]))
+            torch.axon.wait_fused_kernel_builds()
     return expected, got, torch.axon.fused_eager_stats(reset=True)
 
 
@@ -240,6 +241,7 @@ def test_training_steps_are_the_same():
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+                torch.axon.wait_fused_kernel_builds()
             return [p.detach().cpu() for p in model.parameters()]
 
     expected = train(False)
@@ -257,3 +259,56 @@ def test_switching_off_launches_recorded_work():
     torch.axon.set_fused_eager(False)
     assert not torch.axon.is_fused_eager_enabled()
     assert y.cpu().tolist() == [7.0] * 100
+
+
+def test_the_profiler_names_the_ops_of_a_fused_kernel():
+    from torch.profiler import ProfilerActivity, profile
+
+    a, b, c = (torch.randn(4096).to(AXON) for _ in range(3))
+    with fused(True):
+        for _ in range(3):  # the group's kernel is built on its second appearance
+            _chain(a, b, c).sum()
+            torch.axon.wait_fused_kernel_builds()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+            _chain(a, b, c).sum().cpu()
+    names = {e.name for e in prof.events() if e.device_type != torch.autograd.DeviceType.CPU}
+    assert "fused_mul_add_relu_mul" in names, names
+
+
+def test_two_threads_on_one_stream():
+    """Two threads record into the default stream's groups at once and read their own results:
+    a thread's read must wait for a group another thread is launching (it once passed it)."""
+    import threading
+
+    def work(seed: int) -> list[torch.Tensor]:
+        g = torch.Generator().manual_seed(seed)
+        w = torch.randn(48, 48, generator=g).to(AXON) / 7
+        h = torch.randn(32, 48, generator=g).to(AXON)
+        out = []
+        for _ in range(40):
+            h = torch.tanh(h @ w) * 0.5 + 0.1
+            out.append(h.sum(dim=-1).cpu())
+        return out
+
+    expected = {}
+    with fused(False):
+        for seed in (1, 2):
+            expected[seed] = work(seed)
+    got, errors = {}, []
+
+    def drive(seed: int) -> None:
+        try:
+            got[seed] = work(seed)
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    with fused(True):
+        for _ in range(3):
+            threads = [threading.Thread(target=drive, args=(seed,)) for seed in (1, 2)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert not errors, errors
+            for seed in (1, 2):
+                assert_same_bits(expected[seed], got[seed])

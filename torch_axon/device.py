@@ -302,6 +302,12 @@ def is_fused_eager_enabled() -> bool:
     return _C._fused_eager_enabled()
 
 
+def wait_fused_kernel_builds() -> None:
+    """Returns once the fused kernels being built in the background are built: from then on,
+    groups of their structures run fused (tests and benchmarks that need a known step)."""
+    _C._fused_eager_wait_builds()
+
+
 def fused_eager_stats(reset: bool = False) -> dict[str, int]:
     """Ops recorded, groups launched fused and op by op, kernels built, and stores skipped
     (outputs freed before their group ran) since the process started or the last reset."""

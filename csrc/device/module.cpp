@@ -181,6 +181,10 @@ PYBIND11_MODULE(_C, m) {
   // Fused eager mode (runtime/src/fused/, docs/fused-eager.md).
   m.def("_set_fused_eager", [](bool on) { check(axon_fused_eager_set(on), "set_fused_eager"); });
   m.def("_fused_eager_enabled", [] { return bool(axon_fused_eager_enabled()); });
+  m.def("_fused_eager_wait_builds", [] {
+    py::gil_scoped_release no_gil;  // the builder's thread may need the interpreter meanwhile
+    axon_fused_wait_builds();
+  });
   m.def(
       "_fused_eager_stats",
       [](bool reset) {

@@ -51,6 +51,10 @@ axon_status_t axon_copy_d2d(void *dst, const void *src, size_t bytes, axon_strea
   size_t doff, soff;
   AXON_TRY(copy_target(dst, &stream, &dmem, &doff));
   AXON_TRY(axon_resolve_mem(src, &smem, &soff));
+  int src_device = -1;
+  axon_is_device_ptr(src, &src_device);
+  if (src_device != axon_stream_device(stream))
+    AXON_TRY(axon_fused_settle_all()); /* the source's device recorded its writes elsewhere */
   cl_event event;
   AXON_CL_CHECK(clEnqueueCopyBuffer(stream->queue, smem, dmem, soff, doff, bytes, 0, NULL,
                                     axon_profile_event(&event)),

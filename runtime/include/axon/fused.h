@@ -15,6 +15,10 @@ extern "C" {
 AXON_API axon_status_t axon_fused_eager_set(int on);
 AXON_API int axon_fused_eager_enabled(void);
 
+/* Returns once every fused kernel being built in the background is built (tests and benchmarks
+ * that need the fused launches from a known step on). */
+AXON_API void axon_fused_wait_builds(void);
+
 /* Counters since the process started (or the last reset). */
 typedef struct axon_fused_stats {
   uint64_t ops_recorded;   /* pointwise ops taken into a group */

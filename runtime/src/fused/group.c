@@ -13,9 +13,10 @@
  * Anything else enqueued on the stream launches its groups first (axon_fused_settle at every
  * enqueue).
  *
- * A group's kernel is built on the second appearance of its structure: the first runs op by op,
- * so a cold first step costs no build; later steps reuse the built program (and the disk cache
- * keeps it for the next process). A group of one op always runs as its own kernel.
+ * A group's kernel is built on the second appearance of its structure, on the builder's thread
+ * (builder.c); until it is built the group runs op by op, so neither a cold first step nor the
+ * second waits for a build; later steps reuse the built program (and the disk cache keeps it for
+ * the next process). A group of one op always runs as its own kernel.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,6 +28,7 @@
 #include "../ops/launch_common.h"
 #include "../program_internal.h"
 #include "axon/fused.h"
+#include "builder.h"
 #include "fused.h"
 #include "group.h"
 
@@ -66,6 +68,10 @@ axon_status_t axon_fused_eager_set(int on) {
   return AXON_SUCCESS;
 }
 
+void axon_fused_wait_builds(void) {
+  fused_build_wait();
+}
+
 void axon_fused_stats_get(axon_fused_stats *out, int reset) {
   lock_groups();
   *out = stats;
@@ -79,18 +85,28 @@ int axon_fused_any_pending(void) {
 
 /* ---- which kernels are built ---------------------------------------------------------------- */
 
-/* Per structure (its hash): seen once, built (with its program and kernel name, so that a
- * launch writes no source), or failed to build. Open addressing; a full table leaves new
- * structures unfused. */
-enum { UNSEEN, SEEN_ONCE, BUILT, BUILD_FAILED };
+/* Per structure (its hash): seen once, building, built (with its program and kernel name, so that
+ * a launch writes no source), or failed to build. Open addressing; a full table leaves new
+ * structures unfused. The builder's thread sets the state a build ends in. */
+enum { UNSEEN, SEEN_ONCE, BUILDING, BUILT, BUILD_FAILED };
 #define STRUCTURES 4096
 typedef struct structure {
+  fused_build build; /* first: builder.c hands it back */
   uint64_t hash;
-  int state;
-  axon_program_t program;
+  atomic_int state;
   char kernel[60]; /* program_internal.h keeps kernel names below 64 */
 } structure;
 static structure structures[STRUCTURES];
+
+static void build_done(fused_build *build, axon_status_t st) {
+  structure *s = (structure *)build;
+  if (st != AXON_SUCCESS && getenv("AXON_FUSED_DEBUG"))
+    fprintf(stderr, "axon fused eager: %s: %s\n", s->kernel, axon_last_error());
+  lock_groups();
+  if (st == AXON_SUCCESS) stats.kernels_built++;
+  pthread_mutex_unlock(&lock);
+  atomic_store(&s->state, st == AXON_SUCCESS ? BUILT : BUILD_FAILED);
+}
 
 static structure *find_structure(uint64_t hash) {
   for (size_t i = 0; i < STRUCTURES; i++) {
@@ -155,25 +171,25 @@ static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
 
 static axon_status_t launch(const fused_group *g) {
   structure *s = g->nops < 2 ? NULL : find_structure(fused_group_hash(g));
-  if (!s || s->state == BUILD_FAILED || s->state == UNSEEN) {
-    /* One op, a structure's first appearance, or one the driver cannot build: op by op. */
-    if (s && s->state == UNSEEN) s->state = SEEN_ONCE;
+  int state = s ? atomic_load(&s->state) : UNSEEN;
+  if (s && state == SEEN_ONCE) {
+    /* The second appearance: build its program (in the background), meanwhile op by op. */
+    fused_group_kernel_name(g, s->kernel, sizeof s->kernel);
+    s->build.done = build_done;
+    if (group_program(g, s->hash, s->kernel, &s->build.program) == AXON_SUCCESS) {
+      atomic_store(&s->state, BUILDING);
+      fused_build_submit(&s->build);
+    } else {
+      atomic_store(&s->state, BUILD_FAILED);
+    }
+    state = atomic_load(&s->state);
+  } else if (s && state == UNSEEN) {
+    atomic_store(&s->state, SEEN_ONCE);
+  }
+  if (state != BUILT) {
+    /* One op, a structure not built (yet), or one the driver cannot build: op by op. */
     stats.groups_unfused++;
     return launch_unfused(g);
-  }
-  if (s->state == SEEN_ONCE) {
-    fused_group_kernel_name(g, s->kernel, sizeof s->kernel);
-    axon_status_t st = group_program(g, s->hash, s->kernel, &s->program);
-    if (st == AXON_SUCCESS) st = axon_program_build_all(s->program);
-    if (st != AXON_SUCCESS) {
-      if (getenv("AXON_FUSED_DEBUG"))
-        fprintf(stderr, "axon fused eager: %s: %s\n", s->kernel, axon_last_error());
-      s->state = BUILD_FAILED;
-      stats.groups_unfused++;
-      return launch_unfused(g);
-    }
-    s->state = BUILT;
-    stats.kernels_built++;
   }
   stats.groups_fused++;
   stats.ops_fused += (uint64_t)g->nops;
@@ -181,15 +197,17 @@ static axon_status_t launch(const fused_group *g) {
     int b = g->ops[i].out; /* a last write whose memory was freed */
     stats.stores_skipped += g->last_writer[b] == i && i < g->freed_before[b];
   }
-  return launch_kernel(g, s->program, s->kernel);
+  return launch_kernel(g, s->build.program, s->kernel);
 }
 
+/* Takes the group off the pending list; the pending count drops once its launch is enqueued
+ * (settle_group), so that another thread's enqueue on the stream meanwhile waits for the lock
+ * instead of passing the launch. */
 static void unlink_pending(fused_group *g) {
   for (fused_group **at = &pending; *at; at = &(*at)->next_pending)
     if (*at == g) {
       *at = g->next_pending;
       g->next_pending = NULL;
-      atomic_fetch_sub(&npending, 1);
       return;
     }
 }
@@ -210,6 +228,7 @@ static axon_status_t settle_group(fused_group *g) {
   launching = 1;
   axon_status_t st = launch(work);
   launching = 0;
+  atomic_fetch_sub(&npending, 1);
   free(work);
   return st;
 }

@@ -12,13 +12,14 @@ Rows (each a call as plain eager code makes it: new outputs, nothing preallocate
 
 Every call keeps its result until the next one and, on axon, records an event after it (both
 modes): so each call computes and stores its result, where a fused group left open would take in
-the next call's ops and never store a result dropped unread.
+the next call's ops and never store a result dropped unread. A row's samples begin once its
+fused kernels are built (they build in the background from a structure's second appearance);
+the first training steps of a model whose structures are new are their own row.
 
 Backends: ``cpu`` (PyTorch eager on the CPU), ``unfused`` (axon, fused eager off), ``fused``
 (axon, fused eager on), and for the chain ``compiled`` (torch.compile on axon). Fused and unfused
 samples alternate in the same process; the mode is set at each call. Samples begin after warm-up
-calls, so a group's kernel (built on its structure's second appearance) is built by then; the
-cold first training step is its own row: the first call of a fresh model in each mode.
+calls.
 
 Writes ``OUT/benchmarks-fused-eager.md``, the fused-eager section of ``OUT/benchmarks.md``
 (between ``<!-- fused-eager:begin -->`` and ``<!-- fused-eager:end -->``) and
@@ -143,7 +144,13 @@ def measure_row(row: dict, quick: bool, repeats: int, sample_s: float) -> dict:
     if "compiled" in row:
         torch._dynamo.reset()
         runs["compiled"] = (_mode(row["compiled"]("axon", quick), False), "axon")
-    timings = compare(runs, repeats, sample_s, warmup=3)
+    # Warm-up: the fused groups' kernels are built on their second appearance, in the background;
+    # the samples time the mode once they are.
+    for _ in range(3):
+        runs["fused"][0]()
+        synchronize("axon")
+    torch.axon.wait_fused_kernel_builds()
+    timings = compare(runs, repeats, sample_s, warmup=2)
     torch.axon.set_fused_eager(False)
     entry = {"name": row["name"], "unit": row["unit"]}
     for label, t in timings.items():
@@ -152,20 +159,45 @@ def measure_row(row: dict, quick: bool, repeats: int, sample_s: float) -> dict:
     return entry
 
 
-def cold_first_step(quick: bool) -> dict:
-    """The first training step of a fresh MLP in each mode (kernels of both modes already built
-    by the timed rows, so the figure is what fusion adds to a first step: recording, and no build,
-    since a structure is built on its second appearance)."""
+def _fresh_mlp(quick: bool) -> Callable[[], object]:
+    """A training step of an MLP whose pointwise structures no other row has (SiLU, a squared
+    loss), so that fused eager meets them for the first time."""
+    batch, widths = (8, (32, 64, 10)) if quick else (256, (1024, 4096, 10))
+    torch.manual_seed(0)
+    layers = []
+    for a, b in zip(widths[:-1], widths[1:], strict=True):
+        layers += [torch.nn.Linear(a, b), torch.nn.SiLU()]
+    model = torch.nn.Sequential(*layers[:-1]).to("axon")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, foreach=True)
+    x = torch.randn(batch, widths[0]).to("axon")
+
+    def step():
+        loss = (model(x) - 0.5).square().mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    return step
+
+
+def cold_first_steps(quick: bool, steps: int = 3) -> dict:
+    """The first training steps (seconds each) of a model whose fused structures are new, in each
+    mode, unfused first (its kernels then built for both: what is measured is what fusion adds to
+    the first steps, recording and any wait for a fused kernel, not the unfused kernels' builds)."""
     out = {}
-    for label, on in (("unfused", False), ("fused", True), ("unfused_again", False)):
+    for label, on in (("unfused", False), ("fused", True)):
         torch.axon.set_fused_eager(on)
-        step = models._build_mlp("axon", quick)
-        synchronize("axon")
-        start = time.perf_counter()
-        step()
-        synchronize("axon")
-        out[label] = time.perf_counter() - start
+        step = _fresh_mlp(quick)
+        times = []
+        for _ in range(steps):
+            synchronize("axon")
+            start = time.perf_counter()
+            step()
+            synchronize("axon")
+            times.append(time.perf_counter() - start)
+        out[label] = times
     torch.axon.set_fused_eager(False)
+    torch.axon.wait_fused_kernel_builds()
     return out
 
 
@@ -187,13 +219,14 @@ def targets(results: dict) -> list[dict]:
             out.append(
                 {"target": text, "measured": f"{row['fused_vs_unfused']:.2f}x", "met": row["fused_vs_unfused"] >= need}
             )
-    cold = results.get("cold_first_step")
+    cold = results.get("cold_first_steps")
     if cold:
-        ratio = cold["fused"] / cold["unfused"]
+        fused, unfused = sum(cold["fused"]), sum(cold["unfused"])
         out.append({
-            "target": "the cold first training step no slower than unfused",
-            "measured": f"{cold['fused'] * 1e3:.0f} ms fused, {cold['unfused'] * 1e3:.0f} ms unfused ({ratio:.2f}x)",
-            "met": ratio <= 1.1,
+            "target": "the cold first training steps no slower than unfused",
+            "measured": "first three steps: " + ", ".join(f"{t * 1e3:.0f}" for t in cold["fused"])
+            + " ms fused, " + ", ".join(f"{t * 1e3:.0f}" for t in cold["unfused"]) + " ms unfused",
+            "met": fused <= unfused * 1.1,
         })  # fmt: skip
     slower = [r["name"] for r in results["rows"] if r["fused_vs_unfused"] < 1 / (1 + 2 * r["fused"]["spread"] + 0.05)]
     out.append({
@@ -278,7 +311,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  {entry['name']:36s} unfused {_fmt(entry['unfused'], unit)}  fused {_fmt(entry['fused'], unit)}"
               f"  cpu {_fmt(entry['cpu'], unit)}  {entry['fused_vs_unfused']:.2f}x", flush=True)  # fmt: skip
     if not args.only:
-        results["cold_first_step"] = cold_first_step(args.quick)
+        results["cold_first_steps"] = cold_first_steps(args.quick)
     results["stats"] = torch.axon.fused_eager_stats()
     results["targets"] = targets(results)
     for t in results["targets"]:

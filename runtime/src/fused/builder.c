@@ -1,0 +1,73 @@
+/* Builds fused groups' programs on a thread of its own, so that the step that first needs one
+ * runs its groups op by op instead of waiting tens to hundreds of milliseconds per program (on
+ * PoCL). AXON_FUSED_BUILD=sync builds in the calling thread instead. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builder.h"
+
+#define QUEUE 256
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER, all_done = PTHREAD_COND_INITIALIZER;
+static fused_build *queue[QUEUE];
+static int head, count, busy, started;
+
+static void *builder(void *unused) {
+  (void)unused;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    while (!count) pthread_cond_wait(&work_ready, &lock);
+    fused_build *b = queue[head];
+    head = (head + 1) % QUEUE;
+    count--;
+    busy = 1;
+    pthread_mutex_unlock(&lock);
+    axon_status_t st = axon_program_build_all(b->program);
+    b->done(b, st);
+    pthread_mutex_lock(&lock);
+    busy = 0;
+    if (!count) pthread_cond_broadcast(&all_done);
+  }
+  return NULL;
+}
+
+static int in_background(void) {
+  static int mode = -1; /* read once; a race writes the same value */
+  if (mode < 0) {
+    const char *env = getenv("AXON_FUSED_BUILD");
+    mode = !(env && !strcmp(env, "sync"));
+  }
+  return mode;
+}
+
+void fused_build_submit(fused_build *b) {
+  if (in_background()) {
+    pthread_mutex_lock(&lock);
+    if (!started) {
+      pthread_t thread;
+      pthread_attr_t attributes;
+      pthread_attr_init(&attributes);
+      pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+      started = pthread_create(&thread, &attributes, builder, NULL) == 0;
+      pthread_attr_destroy(&attributes);
+    }
+    int queued = started && count < QUEUE;
+    if (queued) {
+      queue[(head + count) % QUEUE] = b;
+      count++;
+      pthread_cond_signal(&work_ready);
+    }
+    pthread_mutex_unlock(&lock);
+    if (queued) return;
+  }
+  b->done(b, axon_program_build_all(b->program)); /* sync, or no thread or room for it */
+}
+
+void fused_build_wait(void) {
+  pthread_mutex_lock(&lock);
+  while (count || busy) pthread_cond_wait(&all_done, &lock);
+  pthread_mutex_unlock(&lock);
+}
