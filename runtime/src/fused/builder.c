@@ -5,6 +5,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "builder.h"
 
@@ -17,6 +20,9 @@ static int head, count, busy, started;
 
 static void *builder(void *unused) {
   (void)unused;
+  /* Below the threads that run kernels: on a CPU device the compiler shares their cores, and the
+   * work it would slow is what the build is meant to speed up. */
+  setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 10);
   pthread_mutex_lock(&lock);
   for (;;) {
     while (!count) pthread_cond_wait(&work_ready, &lock);
@@ -29,9 +35,18 @@ static void *builder(void *unused) {
     b->done(b, st);
     pthread_mutex_lock(&lock);
     busy = 0;
-    if (!count) pthread_cond_broadcast(&all_done);
+    pthread_cond_broadcast(&all_done); /* fused_build_wait and at_exit check their condition */
   }
   return NULL;
+}
+
+/* At exit: queued builds are dropped and the one in flight is waited for; a build still running
+ * while the driver's compiler is torn down aborts the process. */
+static void at_exit(void) {
+  pthread_mutex_lock(&lock);
+  count = 0;
+  while (busy) pthread_cond_wait(&all_done, &lock);
+  pthread_mutex_unlock(&lock);
 }
 
 static int in_background(void) {
@@ -53,6 +68,7 @@ void fused_build_submit(fused_build *b) {
       pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
       started = pthread_create(&thread, &attributes, builder, NULL) == 0;
       pthread_attr_destroy(&attributes);
+      if (started) atexit(at_exit);
     }
     int queued = started && count < QUEUE;
     if (queued) {

@@ -97,6 +97,12 @@ typedef struct structure {
   char kernel[60]; /* program_internal.h keeps kernel names below 64 */
 } structure;
 static structure structures[STRUCTURES];
+/* Programs built at most, each kept for the process: a loop of pointwise work that nothing
+ * launches between iterations cuts its groups where they fill up, at a place that moves from one
+ * iteration to the next, and so meets structure after structure (docs/fused-eager.md); past this
+ * many, new structures run op by op. */
+#define MAX_BUILDS 512
+static int builds_requested;
 
 static void build_done(fused_build *build, axon_status_t st) {
   structure *s = (structure *)build;
@@ -172,8 +178,9 @@ static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
 static axon_status_t launch(const fused_group *g) {
   structure *s = g->nops < 2 ? NULL : find_structure(fused_group_hash(g));
   int state = s ? atomic_load(&s->state) : UNSEEN;
-  if (s && state == SEEN_ONCE) {
+  if (s && state == SEEN_ONCE && builds_requested < MAX_BUILDS) {
     /* The second appearance: build its program (in the background), meanwhile op by op. */
+    builds_requested++;
     fused_group_kernel_name(g, s->kernel, sizeof s->kernel);
     s->build.done = build_done;
     if (group_program(g, s->hash, s->kernel, &s->build.program) == AXON_SUCCESS) {

@@ -12,7 +12,10 @@ Rows (each a call as plain eager code makes it: new outputs, nothing preallocate
 
 Every call keeps its result until the next one and, on axon, records an event after it (both
 modes): so each call computes and stores its result, where a fused group left open would take in
-the next call's ops and never store a result dropped unread. A row's samples begin once its
+the next call's ops and never store a result dropped unread. For the optimizer step and the
+training steps the event stands for what a training loop does next (the next forward pass
+begins with a matrix product or an embedding, which launches the step's groups); without it,
+steps that nothing separates cut their groups at places that move from step to step. A row's samples begin once its
 fused kernels are built (they build in the background from a structure's second appearance);
 the first training steps of a model whose structures are new are their own row.
 
@@ -116,11 +119,14 @@ def rows(quick: bool) -> list[dict]:
     for form in ("foreach", "fused"):
         out.append({
             "name": f"adamw step gpt-20m {form}", "unit": "steps/s", "work": 1,
-            "build": lambda device, quick, form=form: optim._make(form, device, quick),
+            "build": lambda device, quick, form=form: _consumed(optim._make(form, device, quick), device),
         })  # fmt: skip
     for w in models.WORKLOADS:
         if w.name in ("mlp_train", "gpt_train", "llama_decode"):
-            out.append({"name": w.name, "unit": w.unit, "work": None, "units": w.units_per_call, "build": w.build})
+            out.append({
+                "name": w.name, "unit": w.unit, "work": None, "units": w.units_per_call,
+                "build": lambda device, quick, w=w: _consumed(w.build(device, quick), device),
+            })  # fmt: skip
     out.append({
         "name": f"{ONE_ELEMENT_OPS} one-element ops", "unit": "us/op", "work": ONE_ELEMENT_OPS,
         "build": lambda device, quick: _one_element(device),
@@ -145,11 +151,16 @@ def measure_row(row: dict, quick: bool, repeats: int, sample_s: float) -> dict:
         torch._dynamo.reset()
         runs["compiled"] = (_mode(row["compiled"]("axon", quick), False), "axon")
     # Warm-up: the fused groups' kernels are built on their second appearance, in the background;
-    # the samples time the mode once they are.
-    for _ in range(3):
-        runs["fused"][0]()
+    # the samples time the mode once a round of calls builds nothing new. (Calls that leave groups
+    # open run into the next call's ops, so group boundaries can take a few rounds to repeat.)
+    for _ in range(40):
+        before = torch.axon.fused_eager_stats()["kernels_built"]
+        for _ in range(3):
+            runs["fused"][0]()
         synchronize("axon")
-    torch.axon.wait_fused_kernel_builds()
+        torch.axon.wait_fused_kernel_builds()
+        if torch.axon.fused_eager_stats()["kernels_built"] == before:
+            break
     timings = compare(runs, repeats, sample_s, warmup=2)
     torch.axon.set_fused_eager(False)
     entry = {"name": row["name"], "unit": row["unit"]}
