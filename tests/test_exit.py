@@ -17,14 +17,17 @@ for _ in range(4000):
 CASES = {
     "sigint with queued kernels": QUEUE
     + """
-import os, signal, threading
+import os, signal, threading, time
 try:
-    # The signal arrives while the main thread waits in the driver for the queued kernels.
+    # The signal arrives while the main thread waits in the driver for the queued kernels, or
+    # while it queues more (fused eager mode runs the queue faster than the signal comes).
     threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGINT)).start()
     torch.axon.synchronize()
-    for _ in range(1000):
-        x = x * 1.0  # the interrupt is raised between Python bytecodes at the latest
-    torch.axon.synchronize()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for _ in range(100):
+            x = x * 1.0  # the interrupt is raised between Python bytecodes at the latest
+        torch.axon.synchronize()
     print("not interrupted")
 except KeyboardInterrupt:
     print("interrupted")
