@@ -224,19 +224,18 @@ static void unlink_pending(fused_group *g) {
 static _Thread_local int launching;
 
 /* Launches the group's work, leaving it empty (the lock held). A copy runs, so that the slot
- * can take new work at once. */
+ * can take new work at once; one copy serves every launch, since launches happen under the lock
+ * and a launch settles nothing (launching). */
 static axon_status_t settle_group(fused_group *g) {
+  static fused_group work;
   if (!g || !g->nops) return AXON_SUCCESS;
-  fused_group *work = malloc(sizeof *work);
-  if (!work) return axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory launching a group");
-  memcpy(work, g, sizeof *work);
+  work = *g;
   unlink_pending(g);
   g->nops = g->nbuffers = g->nparams = g->needs_special = 0;
   launching = 1;
-  axon_status_t st = launch(work);
+  axon_status_t st = launch(&work);
   launching = 0;
   atomic_fetch_sub(&npending, 1);
-  free(work);
   return st;
 }
 
@@ -321,7 +320,7 @@ static int add_buffer(fused_group *g, uintptr_t address) {
 }
 
 static int partly_overlap(uintptr_t a, uintptr_t b, size_t bytes) {
-  return a != b && a < b + bytes && b < a + bytes;
+  return a != b && overlap(a, bytes, b, bytes);
 }
 
 /* Whether an op over n elements would depend on the open group h, or h on it: it reads a range h
