@@ -27,35 +27,23 @@
 #define IN_SPECIAL_special 1
 #define IN_SPECIAL_factory 0
 
-typedef struct table_row {
-  const char *name;
-  int family_special, arity, output_same, form_fusable, form_vector, form_any;
-} table_row;
-
-static const table_row rows[AXON_PW_COUNT] = {
-#define ROW(name, family, arity, form, out) \
-  [AXON_PW_##name] = {#name, IN_SPECIAL_##family, arity, OUTPUT_##out, form},
+/* What each row says of its float form, as a constant table: ROW's `form` expands to the three
+ * numbers INFO takes apart. */
+#define INFO(name, family, arity, out, form_fusable, form_vector, form_any)                 \
+  [AXON_PW_##name] = {#name,       arity,    (form_fusable) && OUTPUT_##out && (arity) > 0, \
+                      form_vector, form_any, IN_SPECIAL_##family},
+#define ROW(name, family, arity, form, out) INFO(name, family, arity, out, form)
+static const fused_op_info infos[AXON_PW_COUNT] = {
 #define AXON_POINTWISE(name, family, arity, ff, fi, fb, out, glue, aten, inductor) \
   ROW(name, family, arity, FORM_##ff, out)
 #include "../../kernels/pointwise_ops.def"
 #undef AXON_POINTWISE
 #undef ROW
+#undef INFO
 };
 
 const fused_op_info *fused_op_info_of(axon_pointwise_op op) {
-  static fused_op_info infos[AXON_PW_COUNT];
-  static int ready;
-  if ((unsigned)op >= AXON_PW_COUNT) return NULL;
-  if (!ready) { /* idempotent: threads racing here write the same values */
-    for (int i = 0; i < AXON_PW_COUNT; i++) {
-      const table_row *r = &rows[i];
-      infos[i] = (fused_op_info){
-          r->name,        r->arity,    r->form_fusable && r->output_same && r->arity > 0,
-          r->form_vector, r->form_any, r->family_special};
-    }
-    ready = 1;
-  }
-  return &infos[op];
+  return (unsigned)op < AXON_PW_COUNT ? &infos[op] : NULL;
 }
 
 /* ---- text ----------------------------------------------------------------------------------- */
