@@ -130,3 +130,24 @@ def test_compiled_atomic_add_of_half_types(dtype):
 
     got = torch.compile(accumulate)(torch.zeros(5, dtype=dtype, device=DEV), index.to(DEV), src.to(DEV))
     assert got.cpu().tolist() == [40.0] * 5
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_compiled_arg_reductions_of_strided_tensors_give_logical_indices(dynamic):
+    # Inductor loops over a strided tensor in memory order: argmax answered the element's loop
+    # position (1) instead of its row-major index (2) until axon took the lowering's index.
+    base = torch.randn(9 * 20, generator=torch.Generator().manual_seed(2))
+
+    def args(x):
+        return (
+            torch.argmax(x.as_strided((2, 1, 2), (1, 112, 7))),
+            torch.argmin(x.as_strided((2, 2), (1, 7))),
+            torch.argmax(x.view(9, 20).t()),
+            torch.argmin(x.view(3, 3, 20).permute(2, 0, 1), dim=0),
+            torch.argmax(x.view(3, 3, 20).permute(1, 2, 0).flatten(1, 2), dim=1, keepdim=True),
+        )
+
+    torch._dynamo.reset()
+    got = torch.compile(args, dynamic=dynamic)(base.to(DEV))
+    for a, c in zip(got, args(base), strict=True):
+        assert torch.equal(a.cpu(), c)

@@ -11,7 +11,8 @@ to call directly.
 - ``wrapper.py``: the Python wrapper and device snippets; ``runtime.py``: what the wrapper
   calls to build and launch a kernel; ``device_interface.py``: the device for Dynamo;
 - ``sympy_fixes.py``: a repair to Inductor's index functions that non-CPU lowerings need;
-- ``mixed_devices.py``: axon counts as a GPU where a lowering picks a mixed node's device.
+- ``mixed_devices.py``: axon counts as a GPU where a lowering picks a mixed node's device;
+- ``arg_reductions.py``: argmax/argmin over a non-contiguous tensor get logical indices.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def register() -> dict[str, type | None]:
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
     from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 
-    from . import mixed_devices, sympy_fixes
+    from . import arg_reductions, mixed_devices, sympy_fixes
     from .device_interface import AxonInterface
     from .kernel import OpenCLScheduling
     from .wrapper import AxonCppWrapperNotSupported, AxonDeviceOpOverrides, AxonWrapperCodegen, GeneratorKey
@@ -45,6 +46,7 @@ def register() -> dict[str, type | None]:
     register_device_op_overrides("axon", AxonDeviceOpOverrides())
     sympy_fixes.apply()
     mixed_devices.apply()
+    arg_reductions.apply()
     register_interface_for_device("axon", AxonInterface)
     for index in range(torch.axon.device_count()):
         register_interface_for_device(f"axon:{index}", AxonInterface)

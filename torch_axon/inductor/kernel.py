@@ -323,7 +323,8 @@ class OpenCLKernel(SIMDKernel):
                 take = f"bool take = {better(a, v)};"
                 return f"{{ {take} {a[0]} = take ? ({v[0]}) : {a[0]}; {a[1]} = take ? {v[1]} : {a[1]}; }}"
 
-            value = (value, self._reduction_position())
+            if not isinstance(value, tuple):  # the lowering passes (value, logical index) if they differ
+                value = (value, self._reduction_position())
         elif reduction_type in ("welford_reduce", "welford_combine"):
             accs = self._accumulators(3, torch.float64 if acc_dtype == torch.float64 else torch.float32, "0")
             t = compute_type(accs[0].dtype)
