@@ -151,3 +151,39 @@ def test_compiled_arg_reductions_of_strided_tensors_give_logical_indices(dynamic
     got = torch.compile(args, dynamic=dynamic)(base.to(DEV))
     for a, c in zip(got, args(base), strict=True):
         assert torch.equal(a.cpu(), c)
+
+
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8])
+def test_integer_division_family_at_the_extremes(dtype):
+    # INT_MIN % -1 overflows C's division: PoCL answered -1 for fmod and remainder, the CPU 0.
+    info = torch.iinfo(dtype)
+    vals = sorted({info.min, info.min + 1, -7, -1, 1, 7, info.max} - ({-7, -1, 0} if dtype == torch.uint8 else set()))
+    vals = torch.tensor(vals, dtype=dtype)
+    a, b = vals.repeat_interleave(len(vals)), vals.repeat(len(vals))  # every pair; no zero divisor
+    fns = [
+        torch.fmod,
+        torch.remainder,
+        torch.floor_divide,
+        lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+        lambda x, y: torch.fmod(x, -1) + torch.remainder(x, -1) if dtype != torch.uint8 else x % y,
+    ]
+    torch._dynamo.reset()
+    for fn in fns:
+        expect = fn(a, b)
+        assert torch.equal(fn(a.to(DEV), b.to(DEV)).cpu(), expect)
+        assert torch.equal(torch.compile(fn)(a.to(DEV), b.to(DEV)).cpu(), expect)
+
+
+def test_scaled_bessel_i_near_float_max():
+    # 2 pi x overflowed past 5.4e37: i0e and i1e answered 0 where they are still 2e-20.
+    x = torch.tensor([5e37, 5.5e37, 1e38, 3.4028e38, -3.4028e38] * 4)
+    for fn in (torch.special.i0e, torch.special.i1e):
+        torch.testing.assert_close(fn(x.to(DEV)).cpu(), fn(x))
+
+
+@pytest.mark.parametrize("op", ["logcumsumexp", "cumsum", "cumprod"])
+def test_zero_dim_scan_is_its_element(op):
+    # The kernel started from the identity: logcumsumexp(-0.0) gave +0.0 (PyTorch copies 0-dim).
+    x = torch.tensor(-0.0)
+    got = getattr(torch, op)(x.to(DEV), 0).cpu()
+    assert torch.equal(got, x) and torch.signbit(got)

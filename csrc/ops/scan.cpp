@@ -60,6 +60,9 @@ void scan_into(const Tensor& in, const Tensor& out, const Tensor* indices, int64
 Tensor& cum_out(const Tensor& self, int64_t dim, const Tensor& out, axon_scan_op op) {
   dim = c10::maybe_wrap_dim(dim, self.dim());
   at::native::resize_output(out, self.sizes());
+  // A 0-dim scan is its element, as PyTorch defines it for every device: the kernel would start
+  // from the op's identity and lose a zero's sign (logcumsumexp(-0.0) is -0.0, not 0.0).
+  if (self.dim() == 0) return const_cast<Tensor&>(out).copy_(self);
   Tensor in = self.scalar_type() == out.scalar_type() ? self : self.to(out.scalar_type());
   if (in.is_complex() && op == AXON_SCAN_SUM) {  // the parts' running sums, apart
     auto parts = [](const Tensor& t) { return at::view_as_real(t.dim() ? t : t.reshape({1})); };

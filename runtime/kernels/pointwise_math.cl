@@ -268,16 +268,21 @@ inline float axon_nextafter_f16(float a, float b) {
     }                                                                          \
     return r;                                                                  \
   }                                                                            \
+  /* C's a % b where C leaves it undefined: 0 for a zero divisor, as PyTorch's CPU gives,  \
+   * and for a signed divisor of -1, where the smallest value's quotient overflows (PoCL  \
+   * answered -1 for INT_MIN % -1; the remainder is 0). */                     \
+  PW_OVERLOAD T axon_int_fmod(T a, T b) {                                      \
+    return (b == 0 || ((T)-1 < (T)0 && b == (T)-1)) ? (T)0 : a % b;           \
+  }                                                                            \
   /* Python's floor division and remainder (the result takes the divisor's sign); a zero \
    * divisor gives 0, as PyTorch's CPU does for remainder. */                 \
   PW_OVERLOAD T axon_int_floor_divide(T a, T b) {                              \
     if (b == 0) return 0;                                                      \
     T q = a / b;                                                               \
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;                   \
+    return (axon_int_fmod(a, b) != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;     \
   }                                                                            \
   PW_OVERLOAD T axon_int_remainder(T a, T b) {                                 \
-    if (b == 0) return 0;                                                      \
-    T r = a % b;                                                               \
+    T r = axon_int_fmod(a, b);                                                 \
     return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;                       \
   }
 PW_INT_HELPERS(int)
@@ -423,7 +428,7 @@ PW_INT_HELPERS(ulong)
 #define PW_FLOAT_round_decimals(T, a, b, c, alpha, beta) axon_round_decimals(a, alpha, beta)
 #define PW_FLOAT_frac(T, a, b, c, alpha, beta) ((a) - trunc(a))
 #define PW_FLOAT_fmod(T, a, b, c, alpha, beta) axon_fmod(a, b)
-#define PW_INT_fmod(T, a, b, c, alpha, beta) ((b) == 0 ? (T)0 : (a) % (b))
+#define PW_INT_fmod(T, a, b, c, alpha, beta) axon_int_fmod(a, b)
 /* remainder as Python defines it: the result takes the divisor's sign. */
 #define PW_FLOAT_remainder(T, a, b, c, alpha, beta) PW_REMAINDER_ADJUST(T, axon_fmod(a, b), b)
 #define PW_REMAINDER_ADJUST(T, mod, b) \

@@ -348,7 +348,8 @@ inline CT bessel_i_asymptotic(int n, CT x) {
     term = next;
     sum += term;
   }
-  return sum / sqrt(2 * PI * x);
+  /* 2 pi x overflows float past 5.4e37, where the result is still 2e-20: the roots apart. */
+  return sum / (sqrt(x) * sqrt(2 * PI));
 }
 /* I_n(|x|), or e^-|x| I_n(|x|) when scaled. I_0 and I_1 at infinity are NaN on the CPU. */
 inline CT bessel_i(int n, CT x, int scaled) {
