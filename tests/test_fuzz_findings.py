@@ -187,3 +187,17 @@ def test_zero_dim_scan_is_its_element(op):
     x = torch.tensor(-0.0)
     got = getattr(torch, op)(x.to(DEV), 0).cpu()
     assert torch.equal(got, x) and torch.signbit(got)
+
+
+def test_polygamma_far_left_of_zero():
+    # zeta(s, q < 0) sums m pairs of terms: at q = -10573 a plain sum drifted 100 ulps from the value.
+    import mpmath
+
+    mpmath.mp.dps = 30
+    x = torch.tensor([-10572.966446425793, -2500.37, -0.5, -3.25], dtype=torch.float64)
+    for n in (2, 3):
+        exact = torch.tensor([float(mpmath.polygamma(n, v)) for v in x.tolist()], dtype=torch.float64)
+        torch.testing.assert_close(torch.polygamma(n, x.to(DEV)).cpu(), exact, rtol=4e-16, atol=0)
+    # A term that overflows float makes the sum infinite, not NaN (the compensation is NaN there).
+    tiny = torch.tensor([-2.1626780902453825e-20, 2e-20, -1e-30])
+    torch.testing.assert_close(torch.polygamma(2, tiny.to(DEV)).cpu(), torch.polygamma(2, tiny))

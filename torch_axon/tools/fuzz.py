@@ -1382,26 +1382,55 @@ def _float_accumulation(f: Finding) -> bool:
     return False
 
 
-def _nan_into(ops: set[str]) -> Callable[[Finding], bool]:
-    """Whether, in the program run on the CPU, one of ``ops`` receives a NaN."""
+def _operands_on_cpu(f: Finding, ops: set[str]):
+    """For each step of the program at one of ``ops``, run on the CPU: its tensor operands, in order."""
+    prog = _explicit(f.program)
+    env = Runner().values(prog, "cpu")
+    if env is None:
+        return
+    for step in prog["steps"]:
+        if step["op"] in ops:
+            args = [env.get(a) if isinstance(a, str) else a for a in step["args"]]
+            yield [a for a in args if isinstance(a, torch.Tensor)]
+
+
+def _input_to(ops: set[str], test: Callable[[torch.Tensor], torch.Tensor]) -> Callable[[Finding], bool]:
+    """Whether, in the program run on the CPU, the first operand of one of ``ops`` (floating point) has an
+    element passing ``test``."""
 
     def confirm(f: Finding) -> bool:
-        prog = _explicit(f.program)
-        env = Runner().values(prog, "cpu")
-        if env is None:
-            return False
-        for step in prog["steps"]:
-            x = env.get(step["args"][0]) if isinstance(step["args"][0], str) else None
-            if (
-                step["op"] in ops
-                and isinstance(x, torch.Tensor)
-                and x.dtype.is_floating_point
-                and bool(x.isnan().any())
-            ):
-                return True
-        return False
+        return any(
+            bool(test(args[0]).any()) for args in _operands_on_cpu(f, ops) if args and args[0].dtype.is_floating_point
+        )
 
     return confirm
+
+
+def _nan_into(ops: set[str]) -> Callable[[Finding], bool]:
+    """Whether, in the program run on the CPU, one of ``ops`` receives a NaN."""
+    return _input_to(ops, torch.isnan)
+
+
+def _fmod_quotient_beyond_float(f: Finding) -> bool:
+    """Whether some float32 fmod of the program, run on the CPU, divides to a quotient beyond float's range."""
+    for args in _operands_on_cpu(f, {"fmod"}):
+        if len(args) == 2 and args[0].dtype == torch.float32:
+            q = args[0].double() / args[1].double()
+            if bool((q.isfinite() & (q.abs() > torch.finfo(torch.float32).max)).any()):
+                return True
+    return False
+
+
+def _zeros_of_both_signs(f: Finding) -> bool:
+    """Whether some clamp, maximum or minimum of the program, run on the CPU, compares a zero with a zero of
+    the other sign."""
+    for args in _operands_on_cpu(f, {"clamp_tensor", "clamp", "maximum", "minimum"}):
+        if len(args) >= 2 and all(a.dtype.is_floating_point for a in args):
+            x, *bounds = torch.broadcast_tensors(*args)
+            for b in bounds:
+                if bool(((x == 0) & (b == 0) & (x.signbit() != b.signbit())).any()):
+                    return True
+    return False
 
 
 def _sum_order_overflow(f: Finding) -> bool:
@@ -1502,7 +1531,7 @@ def _closer_to_mpmath(f: Finding) -> bool:
     n = f.step_inputs[1]["params"]["v"]
     for i in mask.nonzero().tolist():
         exact = float(mpmath.polygamma(n, mpmath.mpf(x[tuple(i)].item())))
-        if abs(a[tuple(i)].item() - exact) > abs(c[tuple(i)].item() - exact):
+        if not abs(a[tuple(i)].item() - exact) <= abs(c[tuple(i)].item() - exact):  # a NaN is not closer
             return False
     return True
 
@@ -1729,6 +1758,68 @@ KNOWN: list[Known] = [
         "mismatch",
         frozenset({"cumprod", "cumsum"}),
         confirm=_float_accumulation,
+    ),
+    Known(
+        "a program that amplifies rounding beyond its dtype's precision (tan of polygamma(2, 5e-4) = -1.4e10, "
+        "where one float32 ulp is 1024 and tan's period pi): moving each step's result by one ulp moves the "
+        "CPU's own result at least half as far as axon's differs from it, so either answer is as good",
+        "mismatch",
+        frozenset(OPS),
+        modes=GRAD_MODES | {"compiled", "compiled-dynamic"},
+        dtypes=frozenset({"float32", "float16", "bfloat16"}),
+        confirm=_ill_conditioned,
+    ),
+    Known(
+        "compiled, Dynamo's fake tensors apply CUDA's device rule to nextafter (its meta function checks "
+        "devices; a fake CUDA tensor with a 0-dim CPU operand raises the same 'Tensor device mismatch'), as "
+        "CUDA's and axon's eager kernels do ('Expected all tensors to be on the same device'); the CPU runs it",
+        "one-sided-error",
+        frozenset({"nextafter"}),
+        modes=frozenset({"compiled", "compiled-dynamic", "compiled-grad", "compiled-dynamic-grad"}),
+        text="Tensor device mismatch",
+    ),
+    Known(
+        "PyTorch's CPU float32 fmod answers NaN in its vectorized loop (Sleef's fmod) where the quotient "
+        "passes float's range (fmod(1e38, 1e-3)); its scalar loop, axon and CUDA (C's fmod) give the exact "
+        "remainder, and gradients downstream differ by that NaN (minimum's then goes to both operands)",
+        "mismatch",
+        frozenset({"fmod"}),
+        confirm=_fmod_quotient_beyond_float,
+    ),
+    Known(
+        "max(-0.0, +0.0): PyTorch's CPU clamp answers -0.0 in its scalar loop (std::max keeps its first "
+        "argument on a tie) and +0.0 in its vectorized loop (the instruction takes the second); axon gives "
+        "+0.0 in every lane, so a later 1/x or log's gradient is -inf on one side and inf on the other",
+        "mismatch",
+        frozenset({"clamp_tensor", "clamp", "maximum", "minimum"}),
+        confirm=_zeros_of_both_signs,
+    ),
+    Known(
+        "PyTorch's CPU logit gradient at -0.0 answers g * inf in its scalar loop and g / (x (1 - x)) = g / -0.0 "
+        "(the other sign) in its vectorized loop; axon gives the scalar loop's answer in every lane",
+        "mismatch",
+        frozenset({"logit"}),
+        modes=GRAD_MODES,
+        confirm=_input_to({"logit"}, lambda x: (x == 0) & x.signbit()),
+    ),
+    Known(
+        "sinc's gradient (PyTorch's formula (pi x cos(pi x) - sin(pi x)) / (pi x^2), evaluated in the dtype) "
+        "cancels for small x: its relative error is about 3 eps / (pi x)^2, over 1e-4 in float32 for |x| < "
+        "0.02, so the CPU's and axon's one-ulp differences in sin and cos show, both far from float64",
+        "mismatch",
+        frozenset({"sinc"}),
+        modes=GRAD_MODES,
+        dtypes=frozenset({"float32", "float16", "bfloat16"}),
+        confirm=_input_to({"sinc"}, lambda x: (x != 0) & (x.abs() < 0.02)),
+    ),
+    Known(
+        "i0e and i1e beyond |x| = 8e6 are equal to float precision: i1e's and i0e's derivative factors "
+        "(i0e - i1e (sgn + 1 / x), i1e - sgn i0e) are exactly 0 on axon (one series) and an ulp on the CPU "
+        "(two Chebyshev tables), so an infinite incoming gradient gives NaN on axon and inf on the CPU",
+        "mismatch",
+        frozenset({"i0e", "i1e"}),
+        modes=GRAD_MODES,
+        confirm=_input_to({"i0e", "i1e"}, lambda x: x.abs() > 8e6),
     ),
 ]
 
