@@ -219,10 +219,38 @@ inline CT zeta_pos(CT s, CT q) {
   return sum;
 }
 
-/* A negative q is allowed for integer s (PyTorch's polygamma relies on it). With
+/* For s = n + 1 <= REFLECT_MAX_S, zeta(s, q) at negative q by the reflection of polygamma,
+ * psi^(n)(q) = (-1)^n psi^(n)(1 - q) - pi d^n/dq^n cot(pi q), in zeta's terms
+ * zeta(s, q) = (-1)^n [zeta(s, 1 - q) + pi^s Q_n(cot(pi q))], where Q_n = P_n / n! and
+ * d^n/dq^n cot(pi q) = pi^n P_n(cot(pi q)): P_0 = c, P_(k+1) = -(1 + c^2) P_k'(c). The cotangent
+ * comes from q's fraction by sinpi and cospi, exact at halves, where the pairs below cancel. */
+#define REFLECT_MAX_S 40
+inline CT zeta_reflected(CT s, CT q) {
+  int n = (int)s - 1;
+  CT coef[REFLECT_MAX_S + 1] = {0}; /* Q_k's coefficients of c^0 .. c^(k+1) */
+  coef[1] = 1;
+  for (int k = 0; k < n; k++) {
+    /* Q_(k+1) = -(1 + c^2) Q_k' / (k + 1): c^j of Q_k goes to c^(j-1) and c^(j+1). */
+    CT next[REFLECT_MAX_S + 1] = {0};
+    for (int j = 1; j <= k + 1; j++) {
+      CT d = -(CT)j * coef[j] / (CT)(k + 1);
+      next[j - 1] += d;
+      next[j + 1] += d;
+    }
+    for (int j = 0; j <= k + 2; j++) coef[j] = next[j];
+  }
+  CT f = q - floor(q), c = cospi(f) / sinpi(f), poly = 0;
+  for (int j = n + 1; j >= 0; j--) poly = poly * c + coef[j];
+  CT r = zeta_pos(s, (CT)1 - q) + pown(PI, n + 1) * poly;
+  return (n & 1) ? -r : r;
+}
+
+/* A negative q is allowed for integer s (PyTorch's polygamma relies on it). Near zero, with
  * q = -m + f, 0 < f < 1, the m negative terms pair up with the first positive ones:
  * zeta(s, q) = sum_{i<m} [(f + i)^-s + (-1)^s (1 - f + i)^-s] + zeta(s, f + m), so terms that
- * cancel (f = 1/2, odd s) cancel exactly instead of leaving rounding noise. */
+ * cancel (f = 1/2, odd s) cancel exactly instead of leaving rounding noise. Further out the sum
+ * would take m steps (PyTorch's CPU takes them: hours at q = -1e15), so the reflection above
+ * answers; past its s, the pairs fall so fast that a few of them are the sum. */
 inline CT zeta_of(CT s, CT q) {
   /* The order of these checks decides the NaN cases, as on the CPU (zeta(1, nan) = inf). */
   if (s == 1) return INFINITY;
@@ -230,16 +258,19 @@ inline CT zeta_of(CT s, CT q) {
   if (q > 0) return zeta_pos(s, q);
   if (q == floor(q)) return INFINITY;
   if (s != floor(s)) return NAN;
+  CT m = -floor(q), sum = 0, lost = 0;
+  if (m > 16 && s <= REFLECT_MAX_S) return zeta_reflected(s, q);
   /* (-1)^s; an infinite s counts as even (pow(negative, -inf) is +inf or 0). */
   CT sign = isinf(s) || fmod(s, (CT)2) == 0 ? (CT)1 : (CT)-1;
-  CT m = -floor(q), sum = 0, lost = 0;
-  /* Both bases straight from q: q + m would round away q's low bits. m pairs can be tens of
-   * thousands of additions to a sum set by its first term: Neumaier's compensation keeps what
-   * each rounds away (a plain sum drifted 100 ulps at q = -10573). */
+  /* Both bases straight from q: q + m would round away q's low bits. Neumaier's compensation
+   * keeps what each addition rounds away. */
   for (CT i = 0; i < m; i += 1) {
     CT term = pow(q + (m + i), -s) + sign * pow(-(q + (m - 1 - i)), -s), next = sum + term;
     lost += fabs(sum) >= fabs(term) ? (sum - next) + term : (term - next) + sum;
     sum = next;
+    /* Past REFLECT_MAX_S the other pairs (under 2 i^(1-s) / (s - 1)) are below EPS^2 of the
+     * sum, or cancel exactly as these did. */
+    if (m > 16 && fabs(term) <= EPS * EPS * fabs(sum)) break;
   }
   /* An infinite term made the compensation NaN; the infinity is the answer then. */
   return isinf(sum) ? sum : (sum + lost) + zeta_pos(s, q + 2 * m);
