@@ -1,4 +1,4 @@
-"""Fused eager mode (issue 26, docs/fused-eager.md): float32 pointwise ops recorded per stream and
+"""Fused eager mode (issue 26, docs/fused-eager.md): float pointwise ops recorded per stream and
 launched as one generated kernel. Every test runs the same program op by op and fused, on the
 same inputs, and requires the same bits (NaN where NaN), so a group that changed a rounding, an
 order or an aliasing result fails here; the fused runs must also have fused (the counters say
@@ -115,6 +115,49 @@ def test_each_binary_op_in_a_group(op):
     expected, got, stats = run_both(lambda x, y: op(x + 0.5, y) * 2.0, x, y)
     assert_same_bits(expected, got)
     assert stats["ops_recorded"] >= 3 and stats["groups_fused"] >= 1, f"{op.__name__} did not fuse: {stats}"
+
+
+FLOAT_TYPES = [torch.float64, torch.float16, torch.bfloat16]
+
+
+def _chunks(ops, size):
+    return [ops[i : i + size] for i in range(0, len(ops), size)]
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES, ids=str)
+def test_other_float_types_fuse_with_the_same_bits(dtype):
+    """float64 in double; float16 and bfloat16 computed in float with every op's result rounded
+    to the storage type, as the unfused kernels store it: the same bits, special values included.
+    Several ops share a group (a chunk of the lists above), so that each op's result goes on to
+    the next op in a register."""
+    x, y = (t.to(dtype) for t in _special_inputs())
+    for chunk in _chunks(UNARY, 6):
+        expected, got, stats = run_both(lambda x, chunk=chunk: [op(x * 1.5) - 0.25 for op in chunk], x)
+        assert_same_bits(expected, got)
+        assert stats["groups_fused"] >= 1, f"{[op.__name__ for op in chunk]} did not fuse: {stats}"
+    for chunk in _chunks(BINARY, 4):
+        expected, got, stats = run_both(lambda x, y, chunk=chunk: [op(x + 0.5, y) * 2.0 for op in chunk], x, y)
+        assert_same_bits(expected, got)
+        assert stats["groups_fused"] >= 1, f"{[op.__name__ for op in chunk]} did not fuse: {stats}"
+    for n in (7, 9, 100_003):  # the element form, the splatted tail, many work-items
+        g = torch.Generator().manual_seed(n)
+        a, b, c = (torch.randn(n, generator=g).to(dtype) for _ in range(3))
+        expected, got, stats = run_both(_chain, a, b, c)
+        assert_same_bits(expected, got)
+        assert stats["groups_fused"] >= 1, stats
+
+
+def test_float_types_keep_apart():
+    """Ops of different float types on one stream record into groups of their own type."""
+    a = torch.randn(1000)
+
+    def program(a):
+        h, d = a.half(), a.double()
+        return [(h * 2 + 1) * h, (d * 2 + 1) * d, (a * 2 + 1) * a]
+
+    expected, got, stats = run_both(program, a)
+    assert_same_bits(expected, got)
+    assert stats["groups_fused"] >= 3, stats
 
 
 def test_in_place_ops_and_aliasing_inputs():

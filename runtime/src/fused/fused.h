@@ -9,7 +9,7 @@
 #include "axon/axon.h"
 
 /* Records the pointwise op instead of launching it, when fused eager is on and the op can join
- * the stream's group (float32, every memory operand one contiguous range, no overlap with the
+ * the stream's group (a float type, every memory operand one contiguous range, no overlap with the
  * group's operands but an exact one): *recorded is 1. Otherwise the caller launches it (and that
  * launch settles the stream first). Fails when launching the group it ended failed. */
 axon_status_t axon_fused_record(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,

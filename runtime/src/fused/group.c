@@ -2,16 +2,16 @@
  * Fused eager mode: recording pointwise ops per stream and launching each group as one kernel
  * (docs/fused-eager.md).
  *
- * A group holds float32 ops over one contiguous range length. A stream keeps a few groups open
- * at once, one per length and form, so that the per-tensor ops of a foreach call (every tensor's
- * first op, then every tensor's second ...) gather by tensor size. The open groups of a stream
- * are independent of one another: an op that reads what another open group writes, or writes
- * what it uses, launches that group first. Within its group, an op is refused (the group is
- * launched and a new one begun) when one of its memory operands overlaps a range the group
- * writes other than exactly: with exact overlaps only, element i of every operand belongs to one
- * work-item, which reads and writes it in op order, as the unfused kernels one after another do.
- * Anything else enqueued on the stream launches its groups first (axon_fused_settle at every
- * enqueue).
+ * A group holds ops of one float type (float32, float64, float16, bfloat16) over one contiguous
+ * range length. A stream keeps a few groups open at once, one per length, type and form, so that
+ * the per-tensor ops of a foreach call (every tensor's first op, then every tensor's second ...)
+ * gather by tensor size. The open groups of a stream are independent of one another: an op that
+ * reads what another open group writes, or writes what it uses, launches that group first. Within
+ * its group, an op is refused (the group is launched and a new one begun) when one of its memory
+ * operands overlaps a range the group writes other than exactly: with exact overlaps only, element
+ * i of every operand belongs to one work-item, which reads and writes it in op order, as the
+ * unfused kernels one after another do. Anything else enqueued on the stream launches its groups
+ * first (axon_fused_settle at every enqueue).
  *
  * A group's kernel is built on the second appearance of its structure, on the builder's thread
  * (builder.c); until it is built the group runs op by op, so neither a cold first step nor the
@@ -130,13 +130,22 @@ static int overlap(uintptr_t a, size_t a_bytes, uintptr_t b, size_t b_bytes) {
   return a < b + b_bytes && b < a + a_bytes;
 }
 
+/* The bytes each operand of the group spans. */
+static size_t group_bytes(const fused_group *g) {
+  return (size_t)g->numel * axon_dtype_size(g->dtype);
+}
+
+size_t fused_param_size(const fused_group *g) {
+  return g->dtype == AXON_F64 ? sizeof(double) : sizeof(float);
+}
+
 /* ---- launching ------------------------------------------------------------------------------ */
 
 static axon_status_t launch_unfused(const fused_group *g) {
   for (int i = 0; i < g->nops; i++) {
     const fused_op *o = &g->ops[i];
     AXON_TRY(
-        axon_elementwise_now(g->stream, o->op, AXON_F32, &o->desc, o->alpha_value, o->beta_value));
+        axon_elementwise_now(g->stream, o->op, g->dtype, &o->desc, o->alpha_value, o->beta_value));
   }
   return AXON_SUCCESS;
 }
@@ -152,7 +161,7 @@ static axon_status_t group_program(const fused_group *g, uint64_t hash, const ch
   axon_status_t st = axon_register_kernel_file(file, source);
   free(source);
   if (st != AXON_SUCCESS) return st;
-  return family_program_variant(g->stream, family, AXON_F32, NULL, program);
+  return family_program_variant(g->stream, family, g->dtype, NULL, program);
 }
 
 static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
@@ -162,7 +171,19 @@ static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
   for (int b = 0; b < g->nbuffers; b++) args[nargs++] = buffer_arg((const void *)g->address[b]);
   int64_t n = g->numel;
   args[nargs++] = bytes_arg(&n, sizeof n);
-  args[nargs++] = bytes_arg(g->params, sizeof(float) * (size_t)(g->nparams > 0 ? g->nparams : 1));
+  /* The parameters in the compute type, as make_scalar gives the unfused kernels their scalars. */
+  union {
+    float f[FUSED_MAX_PARAMS];
+    double d[FUSED_PARAM_BYTES / sizeof(double)];
+  } params = {{0}};
+  for (int k = 0; k < g->nparams; k++) {
+    if (g->dtype == AXON_F64)
+      params.d[k] = g->params[k];
+    else
+      params.f[k] = (float)g->params[k];
+  }
+  args[nargs++] =
+      bytes_arg(&params, fused_param_size(g) * (size_t)(g->nparams > 0 ? g->nparams : 1));
   size_t local, global;
   if (g->vector) {
     /* As the unfused vector kernels: 128 elements a work-item, groups of 16. */
@@ -287,7 +308,7 @@ void axon_fused_before_free(axon_stream_t owner, uintptr_t addr, size_t size) {
   lock_groups();
 restart:
   for (fused_group *g = pending; g; g = g->next_pending) {
-    size_t bytes = (size_t)g->numel * sizeof(float);
+    size_t bytes = group_bytes(g);
     for (int b = 0; b < g->nbuffers; b++) {
       if (!overlap(g->address[b], bytes, addr, size)) continue;
       if (g->stream == owner) {
@@ -323,10 +344,10 @@ static int partly_overlap(uintptr_t a, uintptr_t b, size_t bytes) {
   return a != b && overlap(a, bytes, b, bytes);
 }
 
-/* Whether an op over n elements would depend on the open group h, or h on it: it reads a range h
+/* Whether an op over `bytes` would depend on the open group h, or h on it: it reads a range h
  * writes, or writes a range h uses. */
-static int conflicts(const fused_group *h, const axon_ew_desc *d, int arity, int64_t n) {
-  size_t bytes = (size_t)n * sizeof(float), h_bytes = (size_t)h->numel * sizeof(float);
+static int conflicts(const fused_group *h, const axon_ew_desc *d, int arity, size_t bytes) {
+  size_t h_bytes = group_bytes(h);
   for (int b = 0; b < h->nbuffers; b++) {
     if (overlap((uintptr_t)d->data[0], bytes, h->address[b], h_bytes)) return 1;
     if (h->last_writer[b] < 0) continue;
@@ -341,9 +362,9 @@ static int conflicts(const fused_group *h, const axon_ew_desc *d, int arity, int
  * exactly, its output no range the group uses, and the group has room for it. */
 static int fits(const fused_group *g, const axon_ew_desc *d, int arity) {
   if (g->nops == FUSED_MAX_OPS || g->nbuffers + arity + 1 > FUSED_MAX_BUFFERS ||
-      g->nparams + arity + 2 > FUSED_MAX_PARAMS)
+      (size_t)(g->nparams + arity + 2) * fused_param_size(g) > FUSED_PARAM_BYTES)
     return 0;
-  size_t bytes = (size_t)g->numel * sizeof(float);
+  size_t bytes = group_bytes(g);
   uintptr_t out = (uintptr_t)d->data[0];
   for (int b = 0; b < g->nbuffers; b++) {
     if (partly_overlap(out, g->address[b], bytes)) return 0;
@@ -355,7 +376,7 @@ static int fits(const fused_group *g, const axon_ew_desc *d, int arity) {
 }
 
 static int param(fused_group *g, double value) {
-  g->params[g->nparams] = (float)value; /* as make_scalar gives a float32 kernel its scalars */
+  g->params[g->nparams] = value; /* rounded to the compute type at the launch */
   return g->nparams++;
 }
 
@@ -397,19 +418,20 @@ static int64_t line_length(const axon_ew_desc *d) {
   return n;
 }
 
-/* The open group the op joins: the stream's group of its length and form, after launching every
- * other open group it conflicts with, and that group too if the op does not fit it; a new group
- * when there is none (the oldest is launched to make room). NULL when a launch failed (*st). */
+/* The open group the op joins: the stream's group of its length, type and form, after launching
+ * every other open group it conflicts with, and that group too if the op does not fit it; a new
+ * group when there is none (the oldest is launched to make room). NULL when a launch failed (*st).
+ */
 static fused_group *group_for(fused_stream *fs, const axon_ew_desc *d, int arity, int64_t n,
-                              int vector, axon_status_t *st) {
+                              axon_dtype dtype, int vector, axon_status_t *st) {
   fused_group *g = NULL, *oldest = NULL, *free_slot = NULL;
   for (int i = 0; i < FUSED_MAX_OPEN && *st == AXON_SUCCESS; i++) {
     fused_group *h = &fs->groups[i];
     if (!h->nops) {
       if (!free_slot) free_slot = h;
-    } else if (h->numel == n && h->vector == vector) {
+    } else if (h->numel == n && h->dtype == dtype && h->vector == vector) {
       g = h;
-    } else if (conflicts(h, d, arity, n)) {
+    } else if (conflicts(h, d, arity, (size_t)n * axon_dtype_size(dtype))) {
       *st = settle_group(h);
       if (!free_slot) free_slot = h;
     } else if (!oldest || h->sequence < oldest->sequence) {
@@ -430,6 +452,7 @@ static fused_group *group_for(fused_stream *fs, const axon_ew_desc *d, int arity
   g = g ? g : free_slot;
   g->stream = fs->stream;
   g->numel = n;
+  g->dtype = dtype;
   g->vector = vector;
   g->sequence = ++fs->opened;
   g->next_pending = pending;
@@ -441,18 +464,22 @@ static fused_group *group_for(fused_stream *fs, const axon_ew_desc *d, int arity
 axon_status_t axon_fused_record(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,
                                 const axon_ew_desc *d, double alpha, double beta, int *recorded) {
   *recorded = 0;
-  if (!axon_fused_eager_enabled() || dtype != AXON_F32 || !stream || axon_forked_child())
+  int float_type =
+      dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
+  if (!axon_fused_eager_enabled() || !float_type || !stream || axon_forked_child())
     return AXON_SUCCESS;
   const fused_op_info *info = fused_op_info_of(op);
   if (!info || !info->fusable || d->ninputs != info->arity) return AXON_SUCCESS;
   int64_t n = line_length(d);
   if (n <= 0) return AXON_SUCCESS;
-  int vector = rows_per_item(stream) && n >= 8; /* the unfused kernels' choice (codegen.c) */
+  /* The unfused kernels' choice (codegen.c); float64 has no eight-lane form (common.cl). */
+  int vector = rows_per_item(stream) && n >= 8 && dtype != AXON_F64;
   lock_groups();
   if (!stream->fused && (stream->fused = calloc(1, sizeof *stream->fused)))
     stream->fused->stream = stream;
   axon_status_t st = AXON_SUCCESS;
-  fused_group *g = stream->fused ? group_for(stream->fused, d, info->arity, n, vector, &st) : NULL;
+  fused_group *g =
+      stream->fused ? group_for(stream->fused, d, info->arity, n, dtype, vector, &st) : NULL;
   if (g) {
     append(g, op, info->arity, d, alpha, beta);
     stats.ops_recorded++;

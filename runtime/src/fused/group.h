@@ -1,8 +1,8 @@
 /* A stream's recorded group of pointwise ops (group.c records and launches it; codegen.c writes
  * its kernel). Operands are named by where they come from: a buffer of the group (a distinct
- * device address: every operand of a group spans the same number of float32 elements, so two
- * operands either share their range exactly or are kept apart), the result of an earlier op of
- * the group, or a parameter (a scalar input, alpha, beta). */
+ * device address: every operand of a group spans the same number of elements of the group's
+ * float type, so two operands either share their range exactly or are kept apart), the result of
+ * an earlier op of the group, or a parameter (a scalar input, alpha, beta). */
 #ifndef AXON_FUSED_GROUP_H
 #define AXON_FUSED_GROUP_H
 
@@ -11,10 +11,12 @@
 #include "axon/axon.h"
 
 /* Kept small enough for every driver's argument limits (OpenCL's minimum parameter size is 1024
- * bytes: 24 buffers are 384 bytes of (memory, offset) pairs, the parameters 384 more). */
+ * bytes: 24 buffers are 384 bytes of (memory, offset) pairs, the parameters 384 more: 96 floats,
+ * or 48 doubles for float64). */
 #define FUSED_MAX_OPS 32
 #define FUSED_MAX_BUFFERS 24
-#define FUSED_MAX_PARAMS 96
+#define FUSED_PARAM_BYTES 384
+#define FUSED_MAX_PARAMS (FUSED_PARAM_BYTES / 4)
 /* Groups a stream keeps open at once (of different lengths or forms). */
 #define FUSED_MAX_OPEN 8
 
@@ -38,6 +40,7 @@ typedef struct fused_group {
   struct axon_stream *stream;
   uint64_t sequence; /* when it was opened: a stream's groups launch oldest first */
   int64_t numel;
+  axon_dtype dtype;  /* float32, float64, float16 or bfloat16: every operand's */
   int vector;        /* eight lanes at a time (a CPU device, eight elements or more) */
   int needs_special; /* an op's math is in special.cl */
   int nops;
@@ -47,7 +50,7 @@ typedef struct fused_group {
   int last_writer[FUSED_MAX_BUFFERS];  /* the op that last wrote it, or -1 */
   int freed_before[FUSED_MAX_BUFFERS]; /* writes by ops before this one were freed: not stored */
   int nparams;
-  float params[FUSED_MAX_PARAMS];
+  double params[FUSED_MAX_PARAMS];  /* passed in the compute type: float, double for float64 */
   struct fused_group *next_pending; /* the list of groups with recorded work */
 } fused_group;
 
@@ -58,7 +61,7 @@ typedef struct fused_stream {
   fused_group groups[FUSED_MAX_OPEN];
 } fused_stream;
 
-/* What the table says of an op, for the float32 programs fusion builds. */
+/* What the table says of an op, for the float programs fusion builds. */
 typedef struct fused_op_info {
   const char *name;
   int arity;
@@ -74,6 +77,8 @@ const fused_op_info *fused_op_info_of(axon_pointwise_op op);
 uint64_t fused_group_hash(const fused_group *g);
 void fused_group_kernel_name(const fused_group *g, char *name, size_t size);
 char *fused_group_source(const fused_group *g, const char *kernel_name); /* caller frees */
+/* The size of a parameter as the kernel takes it. */
+size_t fused_param_size(const fused_group *g);
 /* Whether the op's result reaches memory: the last write of its buffer, not freed. */
 int fused_op_stored(const fused_group *g, int op);
 
