@@ -1738,6 +1738,16 @@ KNOWN: list[Known] = [
         confirm=_float_range,
     ),
     Known(
+        "gradients downstream of a float variance, standard deviation or norm whose accumulated squares pass "
+        "float's range: axon accumulates in float (inf), the CPU in double (finite), so a later difference "
+        "of two such results is NaN on axon (inf - inf) and 0 on the CPU",
+        "mismatch",
+        frozenset(_ACCUMULATED),
+        modes=GRAD_MODES,
+        dtypes=frozenset({"float32", "float16", "bfloat16"}),
+        confirm=_input_to(set(_ACCUMULATED), lambda x: x.double().square().sum() > torch.finfo(torch.float32).max),
+    ),
+    Known(
         "a product whose factors above 1 multiply beyond the compute type's range and whose factors below 1 "
         "multiply to zero: depending on the order (PyTorch defines none; axon multiplies in lanes, as CUDA in "
         "a tree) the result is inf, 0 or 0 * inf = NaN, where the exact product is out of range anyway",
