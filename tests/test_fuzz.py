@@ -59,3 +59,15 @@ def test_resume_after_a_stopped_run_reruns_its_program(tmp_path):
     state = fuzz.run(path, hang_s=60)
     assert state["next"] == 1
     assert not [f for f in state["findings"] if f["kind"] in ("crash", "hang")], state["findings"]
+
+
+def test_a_long_run_goes_on_in_fresh_children(tmp_path):
+    """A child stops after its share of programs (memory grows with every compiled kernel kept);
+    the parent starts the next one where it stopped, without a finding."""
+    path = tmp_path / "fuzz-state.json"
+    fuzz._save(path, dict(fuzz.new_state(5, seed=4, compile_every=0, shrink_s=0), child_programs=2))
+    state = fuzz.run(path, hang_s=120)
+    assert state["next"] == 5
+    eager = state["counts"]["eager"]
+    assert eager.get("ok", 0) + eager.get("finding", 0) == 5  # each program once, none twice
+    assert not [f for f in state["findings"] if f["kind"] in ("crash", "hang")], state["findings"]

@@ -78,6 +78,10 @@ HALF = (torch.float16, torch.bfloat16)
 MAX_NUMEL = 4096  # per tensor, inputs and results: small programs, many of them
 EAGER_LIMIT_S = 60.0
 COMPILE_LIMIT_S = 300.0  # a cold kernel cache builds every kernel once
+# Programs a child runs before the parent starts a fresh one: every distinct compiled kernel stays
+# built for the process (as Inductor keeps its modules), about 0.5 MB each, so one child through a
+# long run grew to 8.5 GB by 30,000 programs (docs/reliability.md).
+CHILD_PROGRAMS = 5000
 NS = {"torch": torch, "F": F, "nan": math.nan, "inf": math.inf}
 
 
@@ -2283,7 +2287,10 @@ def child(path: Path, log: Callable[[str], None] | None = None) -> None:
     seen = {_key(finding_from(r)): r for r in state["findings"]}
     start = time.monotonic() - state["seconds"]
     torch.manual_seed(0)
-    for i in range(state["next"], state["programs"]):
+    first = state["next"]
+    for i in range(first, state["programs"]):
+        if i - first == state.get("child_programs", CHILD_PROGRAMS):
+            break  # the parent starts a fresh child for the rest
         prog, opts, pseed = task(state, i)
         current.write_text(json.dumps({"index": i, "program_seed": pseed, "options": opts.__dict__, "program": prog}))
         if opts.compile:
