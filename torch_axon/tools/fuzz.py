@@ -1590,6 +1590,7 @@ def _beyond_1e38(x: torch.Tensor) -> torch.Tensor:
 
 GRAD_MODES = frozenset({"eager-grad", "compiled-grad", "compiled-dynamic-grad"})
 WHOLE_MODES = GRAD_MODES | {"compiled", "compiled-dynamic"}
+COMPILED_MODES = frozenset({"compiled", "compiled-dynamic", "compiled-grad", "compiled-dynamic-grad"})
 
 
 def _ill_conditioned(f: Finding) -> bool:
@@ -1694,7 +1695,7 @@ KNOWN: list[Known] = [
         "refuse float64 ones with this message",
         "one-sided-error",
         frozenset(OPS),
-        modes=frozenset({"compiled", "compiled-dynamic", "compiled-grad", "compiled-dynamic-grad"}),
+        modes=COMPILED_MODES,
         text="compute special functions in float32 only",
     ),
     Known(
@@ -1790,7 +1791,7 @@ KNOWN: list[Known] = [
         "CUDA's and axon's eager kernels do ('Expected all tensors to be on the same device'); the CPU runs it",
         "one-sided-error",
         frozenset({"nextafter"}),
-        modes=frozenset({"compiled", "compiled-dynamic", "compiled-grad", "compiled-dynamic-grad"}),
+        modes=COMPILED_MODES,
         text="Tensor device mismatch",
     ),
     Known(
