@@ -1645,8 +1645,8 @@ KNOWN: list[Known] = [
         "the result depends on the order of the additions (-inf + inf = nan, or inf first); axon's and the CPU's "
         "orders differ, float64 says inf",
         "mismatch",
-        frozenset({"var", "std", "sum", "mean"}),
-        modes=GRAD_MODES | {"eager"},
+        frozenset({"var", "std", "sum", "nansum", "mean"}),
+        modes=WHOLE_MODES | {"eager"},  # a compiled reduction adds in its own order too
         confirm=_some_input(_overflowing_sum),
     ),
     Known(
