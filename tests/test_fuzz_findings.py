@@ -226,3 +226,15 @@ def test_polygamma_and_zeta_far_left_of_zero_answer_at_once():
     exact = [0.0, *(float(mpmath.zeta(a, mpmath.mpf(b))) for a, b in zip(s.tolist()[1:], q.tolist()[1:], strict=True))]
     got = torch.special.zeta(s.to(DEV), q.to(DEV)).cpu()
     torch.testing.assert_close(got, torch.tensor(exact, dtype=torch.float64), rtol=1e-14, atol=0)
+
+
+@pytest.mark.parametrize("n", [1, 16])  # the element and the eight-lane forms
+def test_remainder_keeps_a_zero_sign(n):
+    # remainder(-0.0, 0.001) is -0.0 on the CPU (fmod's zero, not adjusted): axon added a 0 and
+    # gave +0.0, and pow(., 0.5)'s gradient then had the other sign (fuzz program 79,257).
+    x = torch.tensor([-0.0, 0.0, -5.0, 5.0, 0.0025, -0.0025, 1e-45, -1e-45] * 2)[: max(n, 8)]
+    for b in (0.001, -0.001, 3.0):
+        expect = torch.remainder(x, b)
+        for got in (torch.remainder(x.to(DEV), b), torch.remainder(x.to(DEV), torch.full_like(x, b).to(DEV))):
+            got = got.cpu()
+            assert torch.equal(got, expect) and torch.equal(got.signbit(), expect.signbit()), (b, got, expect)

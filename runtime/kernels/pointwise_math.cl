@@ -429,10 +429,11 @@ PW_INT_HELPERS(ulong)
 #define PW_FLOAT_frac(T, a, b, c, alpha, beta) ((a) - trunc(a))
 #define PW_FLOAT_fmod(T, a, b, c, alpha, beta) axon_fmod(a, b)
 #define PW_INT_fmod(T, a, b, c, alpha, beta) axon_int_fmod(a, b)
-/* remainder as Python defines it: the result takes the divisor's sign. */
+/* remainder as PyTorch defines it: the result takes the divisor's sign; a zero keeps fmod's
+ * (remainder(-0.0, 0.001) is -0.0 on the CPU and CUDA: adding a 0 made it +0.0). */
 #define PW_FLOAT_remainder(T, a, b, c, alpha, beta) PW_REMAINDER_ADJUST(T, axon_fmod(a, b), b)
 #define PW_REMAINDER_ADJUST(T, mod, b) \
-  ((mod) + (((mod) != 0 && (((b) < 0) != ((mod) < 0))) ? (b) : (T)0))
+  (((mod) != 0 && (((b) < 0) != ((mod) < 0))) ? (mod) + (b) : (mod))
 #define PW_INT_remainder(T, a, b, c, alpha, beta) axon_int_remainder(a, b)
 #define PW_FLOAT_atan2(T, a, b, c, alpha, beta) atan2(a, b)
 #define PW_FLOAT_hypot(T, a, b, c, alpha, beta) hypot(a, b)
