@@ -171,19 +171,8 @@ static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
   for (int b = 0; b < g->nbuffers; b++) args[nargs++] = buffer_arg((const void *)g->address[b]);
   int64_t n = g->numel;
   args[nargs++] = bytes_arg(&n, sizeof n);
-  /* The parameters in the compute type, as make_scalar gives the unfused kernels their scalars. */
-  union {
-    float f[FUSED_MAX_PARAMS];
-    double d[FUSED_PARAM_BYTES / sizeof(double)];
-  } params = {{0}};
-  for (int k = 0; k < g->nparams; k++) {
-    if (g->dtype == AXON_F64)
-      params.d[k] = g->params[k];
-    else
-      params.f[k] = (float)g->params[k];
-  }
   args[nargs++] =
-      bytes_arg(&params, fused_param_size(g) * (size_t)(g->nparams > 0 ? g->nparams : 1));
+      bytes_arg(&g->params, fused_param_size(g) * (size_t)(g->nparams > 0 ? g->nparams : 1));
   size_t local, global;
   if (g->vector) {
     /* As the unfused vector kernels: 128 elements a work-item, groups of 16. */
@@ -375,8 +364,12 @@ static int fits(const fused_group *g, const axon_ew_desc *d, int arity) {
   return 1;
 }
 
+/* In the compute type, as make_scalar gives the unfused kernels their scalars. */
 static int param(fused_group *g, double value) {
-  g->params[g->nparams] = value; /* rounded to the compute type at the launch */
+  if (g->dtype == AXON_F64)
+    g->params.d[g->nparams] = value;
+  else
+    g->params.f[g->nparams] = (float)value;
   return g->nparams++;
 }
 
@@ -464,9 +457,7 @@ static fused_group *group_for(fused_stream *fs, const axon_ew_desc *d, int arity
 axon_status_t axon_fused_record(axon_stream_t stream, axon_pointwise_op op, axon_dtype dtype,
                                 const axon_ew_desc *d, double alpha, double beta, int *recorded) {
   *recorded = 0;
-  int float_type =
-      dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
-  if (!axon_fused_eager_enabled() || !float_type || !stream || axon_forked_child())
+  if (!axon_fused_eager_enabled() || !is_float_dtype(dtype) || !stream || axon_forked_child())
     return AXON_SUCCESS;
   const fused_op_info *info = fused_op_info_of(op);
   if (!info || !info->fusable || d->ninputs != info->arity) return AXON_SUCCESS;

@@ -50,7 +50,10 @@ typedef struct fused_group {
   int last_writer[FUSED_MAX_BUFFERS];  /* the op that last wrote it, or -1 */
   int freed_before[FUSED_MAX_BUFFERS]; /* writes by ops before this one were freed: not stored */
   int nparams;
-  double params[FUSED_MAX_PARAMS];  /* passed in the compute type: float, double for float64 */
+  union { /* in the compute type: float, double for float64 */
+    float f[FUSED_PARAM_BYTES / sizeof(float)];
+    double d[FUSED_PARAM_BYTES / sizeof(double)];
+  } params;
   struct fused_group *next_pending; /* the list of groups with recorded work */
 } fused_group;
 

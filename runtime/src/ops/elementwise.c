@@ -58,10 +58,6 @@ static int vector_rows(const ew_geom *g, int ninputs) {
   return 1;
 }
 
-static int is_float(axon_dtype dtype) {
-  return dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
-}
-
 static axon_status_t run(axon_stream_t stream, const char *family, const char *kernel,
                          axon_dtype dtype, const axon_ew_desc *d, double alpha, double beta) {
   ew_geom g;
@@ -75,7 +71,7 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
     axon_program_build_first_alone(program, CONTIGUOUS_ALONE);
   else
     axon_program_build_sparsely(program);
-  int integral = !is_float(dtype);
+  int integral = !is_float_dtype(dtype);
   compute_scalar s[3], a = make_scalar(dtype, alpha, 0, 0), b = make_scalar(dtype, beta, 0, 0);
   axon_arg args[4 + 1 + 5];
   for (int k = 0; k < 4; k++) {
@@ -96,14 +92,14 @@ static axon_status_t run(axon_stream_t stream, const char *family, const char *k
   int vector_line = line && g.numel >= 8, vector_runs = !line && vector_rows(&g, d->ninputs);
   char vector[64];
   join3(vector, sizeof vector, "ewv_", kernel + strlen("ew_"), NULL);
-  if (vector_runs && rows_per_item(stream) && is_float(dtype)) {
+  if (vector_runs && rows_per_item(stream) && is_float_dtype(dtype)) {
     /* The strided program builds a kernel at a time: a name the op lacks would cost an empty
      * build to learn, which the contiguous program (the same ops have vector forms) may know. */
     axon_program_t contiguous_program;
     AXON_TRY(family_program_variant(stream, family, dtype, "-DEW_CONTIG", &contiguous_program));
     vector_runs = !axon_program_lacks_kernel(contiguous_program, vector);
   }
-  if (rows_per_item(stream) && is_float(dtype) && (vector_line || vector_runs)) {
+  if (rows_per_item(stream) && is_float_dtype(dtype) && (vector_line || vector_runs)) {
     /* Float on a CPU: the vector form (EW_VEC in ew_common.cl), where the op has one, a span
      * of the range (contiguous) or of a row (strided) per work-item. */
     size_t span = 8 * EW_VECTORS, local = EW_VECTOR_GROUP;

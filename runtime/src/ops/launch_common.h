@@ -15,6 +15,11 @@ typedef struct ew_geom {
   int64_t strides[4][AXON_MAX_DIMS];
 } ew_geom;
 
+/* The floating-point types whose kernels compute in float or double (not complex, not 8-bit). */
+static inline int is_float_dtype(axon_dtype t) {
+  return t == AXON_F32 || t == AXON_F64 || t == AXON_F16 || t == AXON_BF16;
+}
+
 /* A scalar kernel argument in the compute type (CT in kernels/common.cl) of a dtype. */
 typedef struct compute_scalar {
   union {

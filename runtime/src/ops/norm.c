@@ -7,10 +7,6 @@ typedef struct norm_geom {
   int64_t numel, gdiv, gmod, cdiv, cmod, count;
 } norm_geom;
 
-static int is_float(axon_dtype t) {
-  return t == AXON_F32 || t == AXON_F64 || t == AXON_F16 || t == AXON_BF16;
-}
-
 /* The accumulation type's scalar: float for float16 / bfloat16. */
 static compute_scalar acc_scalar(axon_dtype dtype, double v) {
   return make_scalar(dtype == AXON_F64 ? AXON_F64 : AXON_F32, v, 0, 0);
@@ -19,7 +15,7 @@ static compute_scalar acc_scalar(axon_dtype dtype, double v) {
 static axon_status_t prepare(axon_stream_t stream, axon_dtype dtype, const axon_norm_desc *d,
                              const char *what, norm_geom *g, axon_program_t *program) {
   if (!stream || !d) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL argument", what);
-  if (!is_float(dtype))
+  if (!is_float_dtype(dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE, "%s: %s is not supported (floating types only)",
                      what, axon_dtype_name(dtype));
   if (d->targets < 0 || d->na < 0 || d->nb < 0 || d->numel < 0 || d->gdiv < 1 || d->gmod < 1 ||

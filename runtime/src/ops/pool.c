@@ -26,7 +26,7 @@ static axon_status_t pool_launch(axon_stream_t stream, axon_dtype dtype, axon_po
   const char *base = pool_name(kind);
   if (!base) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "pool: unknown kind %d", (int)kind);
   if (!stream) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL stream", base);
-  int is_float = dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
+  int is_float = is_float_dtype(dtype);
   int with_index = kind == AXON_POOL_MAX || kind == AXON_POOL_ADAPTIVE_MAX;
   if (!with_index && !is_float && !(kind == AXON_POOL_AVG && dtype == AXON_I64))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE,

@@ -7,10 +7,6 @@
 #include "args_launch.h"
 #include "spatial.h"
 
-static int is_float(axon_dtype t) {
-  return t == AXON_F32 || t == AXON_F64 || t == AXON_F16 || t == AXON_BF16;
-}
-
 static axon_status_t resample_launch(axon_stream_t stream, axon_dtype dtype,
                                      axon_resample_kind kind, const axon_spatial_desc *d,
                                      int backward) {
@@ -22,7 +18,7 @@ static axon_status_t resample_launch(axon_stream_t stream, axon_dtype dtype,
                                                                               : NULL;
   if (!base) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "resample: unknown kind %d", (int)kind);
   if (!stream) return axon_fail(AXON_ERROR_INVALID_ARGUMENT, "%s: NULL stream", base);
-  if ((backward || kind == AXON_RESAMPLE_LINEAR) && !is_float(dtype))
+  if ((backward || kind == AXON_RESAMPLE_LINEAR) && !is_float_dtype(dtype))
     return axon_fail(AXON_ERROR_UNSUPPORTED_DTYPE,
                      "%s%s: %s is not supported (floating types only)", base,
                      backward ? " backward" : "", axon_dtype_name(dtype));
