@@ -1,10 +1,6 @@
 /* Launches the fused recurrent cells (kernels/rnn.cl). */
 #include "launch_common.h"
 
-static int is_float_dtype(axon_dtype dtype) {
-  return dtype == AXON_F32 || dtype == AXON_F64 || dtype == AXON_F16 || dtype == AXON_BF16;
-}
-
 /* The checks every cell launcher shares; *program is NULL when there is nothing to do. */
 static axon_status_t cell_program(axon_stream_t stream, axon_dtype dtype, int64_t batch,
                                   int64_t hidden, const char *what, axon_program_t *program) {
