@@ -355,3 +355,47 @@ def test_two_threads_on_one_stream():
             assert not errors, errors
             for seed in (1, 2):
                 assert_same_bits(expected[seed], got[seed])
+
+
+STOP_AT_EXIT = """
+import atexit, torch, torch_axon
+
+def chain(x, ops):
+    for op in ops:
+        x = op(x)
+    return x
+
+def run(ops, x):
+    for _ in range(3):
+        y = chain(x, ops).cpu()
+        torch.axon.wait_fused_kernel_builds()
+    return y
+
+x = torch.linspace(-3, 3, 1000, device="axon")
+first, second = [torch.sin, torch.exp, torch.tanh], [torch.cos, torch.sigmoid, torch.neg]
+torch.axon.set_fused_eager(True)
+run(first, x)
+built = torch.axon.fused_eager_stats()["kernels_built"]
+atexit._run_exitfuncs()  # what the interpreter's exit runs first
+torch.axon.fused_eager_stats(reset=True)
+got_first, got_second = run(first, x), run(second, x)
+stats = torch.axon.fused_eager_stats()
+torch.axon.set_fused_eager(False)
+print(built, stats["kernels_built"], stats["groups_fused"], stats["groups_unfused"],
+      torch.equal(got_first, chain(x, first).cpu()), torch.equal(got_second, chain(x, second).cpu()))
+"""
+
+
+def test_builds_stop_at_python_exit():
+    """Python's exit stops the kernel builder before C's exit handlers run (a build in flight
+    then would use objects of the driver's compiler they destroyed): afterwards a new structure
+    is not built and runs op by op, a built one still runs fused, and every result is right."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-c", STOP_AT_EXIT], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    built, built_after, fused_after, unfused_after, first_ok, second_ok = run.stdout.split()
+    assert int(built) >= 1 and int(built_after) == 0, run.stdout
+    assert int(fused_after) == 3 and int(unfused_after) == 3, run.stdout  # first fused, second not
+    assert first_ok == second_ok == "True", run.stdout

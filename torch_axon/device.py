@@ -6,6 +6,7 @@ accelerator machinery (streams, events), so code written for ``torch.cuda`` port
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 from typing import Any
@@ -291,10 +292,10 @@ def fallback_ops(reset: bool = False) -> dict[str, int]:
 
 
 def set_fused_eager(enabled: bool) -> None:
-    """Fused eager mode on or off for the process (docs/fused-eager.md): float32 pointwise ops
-    are recorded per stream and launched as one generated kernel when their results are needed,
-    with results identical to op-by-op eager. Off by default; ``AXON_FUSED_EAGER=1`` turns it on
-    at start. Turning it off launches whatever is recorded."""
+    """Fused eager mode on or off for the process (docs/fused-eager.md): pointwise ops of the
+    float types are recorded per stream and launched as one generated kernel when their results
+    are needed, with results identical to op-by-op eager. Off by default; ``AXON_FUSED_EAGER=1``
+    turns it on at start. Turning it off launches whatever is recorded."""
     _C._set_fused_eager(bool(enabled))
 
 
@@ -312,6 +313,11 @@ def fused_eager_stats(reset: bool = False) -> dict[str, int]:
     """Ops recorded, groups launched fused and op by op, kernels built, and stores skipped
     (outputs freed before their group ran) since the process started or the last reset."""
     return _C._fused_eager_stats(reset)
+
+
+# No fused kernel may be building once C's exit handlers run: the driver's compiler would use
+# objects they destroyed (runtime/src/fused/builder.c). Python's exit runs before them.
+atexit.register(_C._fused_eager_stop_builds)
 
 
 def kernel_cache_stats() -> dict:

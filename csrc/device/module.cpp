@@ -185,6 +185,10 @@ PYBIND11_MODULE(_C, m) {
     py::gil_scoped_release no_gil;  // the builder's thread may need the interpreter meanwhile
     axon_fused_wait_builds();
   });
+  m.def("_fused_eager_stop_builds", [] {
+    py::gil_scoped_release no_gil;
+    axon_fused_stop_builds();
+  });
   m.def(
       "_fused_eager_stats",
       [](bool reset) {

@@ -19,6 +19,12 @@ AXON_API int axon_fused_eager_enabled(void);
  * that need the fused launches from a known step on). */
 AXON_API void axon_fused_wait_builds(void);
 
+/* Stops building fused kernels for the rest of the process: the build in flight is waited for,
+ * queued and later ones are dropped (their groups run op by op). Call it before the process
+ * exits (torch_axon does, from Python's exit): a build still running while the exit handlers of
+ * the driver's compiler run uses destroyed objects. */
+AXON_API void axon_fused_stop_builds(void);
+
 /* Counters since the process started (or the last reset). */
 typedef struct axon_fused_stats {
   uint64_t ops_recorded;   /* pointwise ops taken into a group */

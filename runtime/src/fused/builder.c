@@ -17,6 +17,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t work_ready = PTHREAD_COND_INITIALIZER, all_done = PTHREAD_COND_INITIALIZER;
 static fused_build *queue[QUEUE];
 static int head, count, busy, started;
+static atomic_int stopped;
 
 static void *builder(void *unused) {
   (void)unused;
@@ -35,15 +36,21 @@ static void *builder(void *unused) {
     b->done(b, st);
     pthread_mutex_lock(&lock);
     busy = 0;
-    pthread_cond_broadcast(&all_done); /* fused_build_wait and at_exit check their condition */
+    pthread_cond_broadcast(&all_done); /* fused_build_wait and fused_build_stop wait for it */
   }
   return NULL;
 }
 
-/* At exit: queued builds are dropped and the one in flight is waited for; a build still running
- * while the driver's compiler is torn down aborts the process. */
-static void at_exit(void) {
+/* Stops the builder: queued builds are dropped (their groups run op by op), the one in flight is
+ * waited for, and later submissions are dropped too. A build must not run while the process exits:
+ * the driver's compiler constructs static objects on its first pass through a piece of code, and
+ * their destructors, registered after ours, run before ours at exit; a build then in flight uses
+ * destroyed objects (seen as "LLVM ERROR: out of memory" and processes growing to gigabytes).
+ * torch_axon calls this from Python's exit, before any C exit handler; the C handler is the last
+ * resort of programs that use the runtime alone. */
+void fused_build_stop(void) {
   pthread_mutex_lock(&lock);
+  atomic_store(&stopped, 1);
   count = 0;
   while (busy) pthread_cond_wait(&all_done, &lock);
   pthread_mutex_unlock(&lock);
@@ -59,6 +66,7 @@ static int in_background(void) {
 }
 
 void fused_build_submit(fused_build *b) {
+  if (atomic_load(&stopped)) return;
   if (in_background()) {
     pthread_mutex_lock(&lock);
     if (!started) {
@@ -68,7 +76,11 @@ void fused_build_submit(fused_build *b) {
       pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
       started = pthread_create(&thread, &attributes, builder, NULL) == 0;
       pthread_attr_destroy(&attributes);
-      if (started) atexit(at_exit);
+      if (started) atexit(fused_build_stop);
+    }
+    if (atomic_load(&stopped)) { /* stopped since the check above */
+      pthread_mutex_unlock(&lock);
+      return;
     }
     int queued = started && count < QUEUE;
     if (queued) {

@@ -12,9 +12,12 @@ struct fused_build {
   void (*done)(fused_build *build, axon_status_t status);
 };
 
-/* Builds b->program, then calls b->done; b must live until then. */
+/* Builds b->program, then calls b->done; b must live until then. Dropped (done never called)
+ * once the builder is stopped. */
 void fused_build_submit(fused_build *b);
 /* Returns once every submitted build is done. */
 void fused_build_wait(void);
+/* Drops queued and later builds and waits for the one in flight (at exit). */
+void fused_build_stop(void);
 
 #endif

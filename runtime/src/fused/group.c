@@ -72,6 +72,10 @@ void axon_fused_wait_builds(void) {
   fused_build_wait();
 }
 
+void axon_fused_stop_builds(void) {
+  fused_build_stop();
+}
+
 void axon_fused_stats_get(axon_fused_stats *out, int reset) {
   lock_groups();
   *out = stats;
