@@ -399,3 +399,48 @@ def test_builds_stop_at_python_exit():
     assert int(built) >= 1 and int(built_after) == 0, run.stdout
     assert int(fused_after) == 3 and int(unfused_after) == 3, run.stdout  # first fused, second not
     assert first_ok == second_ok == "True", run.stdout
+
+
+EVICTION = """
+import torch, torch_axon
+
+def chain(x, ops):
+    for op in ops:
+        x = op(x)
+    return x
+
+def run(ops, x):
+    for _ in range(3):
+        y = chain(x, ops).cpu()
+        torch.axon.wait_fused_kernel_builds()
+    return y
+
+x = torch.linspace(-3, 3, 1000, device="axon")
+unary = [torch.sin, torch.cos, torch.exp, torch.tanh, torch.sigmoid, torch.neg, torch.abs, torch.erf]
+chains = [[unary[i], unary[(i + 1) % 8], unary[(i + 3) % 8]] for i in range(8)]
+expected = [chain(x, c).cpu() for c in chains]  # op by op: the unfused kernels' programs
+programs = torch_axon._C._live_objects()["programs"]
+torch.axon.set_fused_eager(True)
+right = all(torch.equal(run(c, x), e) for c, e in zip(chains + chains[:1], expected + expected[:1]))
+stats = torch.axon.fused_eager_stats()
+torch.axon.set_fused_eager(False)
+print(stats["kernels_built"], stats["kernels_evicted"], stats["groups_fused"],
+      torch_axon._C._live_objects()["programs"] - programs, right)
+"""
+
+
+def test_least_used_kernels_are_evicted_past_the_limit():
+    """Past AXON_FUSED_MAX_KERNELS programs the least recently launched one is discarded, with its
+    OpenCL objects, so that a long process keeps fusing new structures in bounded memory; a
+    structure that returns after its eviction is built again (from the disk cache) and fuses."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, AXON_FUSED_MAX_KERNELS="3")
+    run = subprocess.run([sys.executable, "-c", EVICTION], capture_output=True, text=True, timeout=600, env=env)
+    assert run.returncode == 0, run.stderr[-2000:]
+    built, evicted, fused_groups, new_programs, right = run.stdout.split()
+    assert int(built) == 9 and int(evicted) == 6, run.stdout  # 8 chains, then the first again
+    assert int(fused_groups) == 9 and right == "True", run.stdout  # each chain's third run fused
+    assert int(new_programs) <= 3, run.stdout  # at most the limit's programs stay

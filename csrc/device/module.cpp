@@ -200,6 +200,7 @@ PYBIND11_MODULE(_C, m) {
         d["ops_fused"] = s.ops_fused;
         d["groups_unfused"] = s.groups_unfused;
         d["kernels_built"] = s.kernels_built;
+        d["kernels_evicted"] = s.kernels_evicted;
         d["stores_skipped"] = s.stores_skipped;
         return d;
       },

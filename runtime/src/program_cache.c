@@ -347,6 +347,20 @@ axon_status_t axon_register_kernel_file(const char *name, const char *text) {
   return st;
 }
 
+void axon_unregister_kernel_file(const char *name) {
+  pthread_mutex_lock(&registered_lock);
+  for (registered_file **at = &registered_files; *at; at = &(*at)->next)
+    if (!strcmp((*at)->name, name)) {
+      registered_file *f = *at;
+      *at = f->next;
+      free(f->name);
+      free(f->text);
+      free(f);
+      break;
+    }
+  pthread_mutex_unlock(&registered_lock);
+}
+
 /* One embedded (or AXON_KERNEL_DIR, or registered) kernel file by name, or NULL: a .cl file or
  * the pointwise table by its name without the extension, a header (NAME_args.h) by its whole
  * name. Caller frees. */
@@ -516,6 +530,48 @@ static axon_status_t build_whole(struct axon_program *p, const char *source) {
   if (p->store_binaries) disk_store(key, built);
   p->whole = built;
   return AXON_SUCCESS;
+}
+
+void axon_program_discard(axon_program_t program) {
+  if (!program) return;
+  pthread_mutex_lock(&cache_lock);
+  axon_program_cache *cache = program->device->programs;
+  for (int b = 0; cache && b < FAMILY_BUCKETS; b++)
+    for (family_entry **at = &cache->families[b]; *at;) {
+      family_entry *e = *at;
+      if (e->program != program) {
+        at = &e->next;
+        continue;
+      }
+      *at = e->next;
+      free(e->family);
+      free(e->options);
+      free(e);
+    }
+  pthread_mutex_unlock(&cache_lock);
+  pthread_mutex_lock(&launch_lock);
+  for (int i = 0; i < program->nkernels; i++) {
+    kernel_entry *k = &program->kernels[i];
+    if (k->kernel) {
+      clReleaseKernel(k->kernel);
+      axon_live_add(AXON_LIVE_KERNEL, -1);
+    }
+    if (k->own) {
+      clReleaseProgram(k->own);
+      axon_live_add(AXON_LIVE_PROGRAM, -1);
+    }
+    free(k->args);
+  }
+  free(program->kernels);
+  pthread_mutex_unlock(&launch_lock);
+  cl_program whole = atomic_load(&program->whole);
+  if (whole) {
+    clReleaseProgram(whole);
+    axon_live_add(AXON_LIVE_PROGRAM, -1);
+  }
+  free(program->source);
+  free(program->options);
+  free(program);
 }
 
 axon_device *axon_program_device(axon_program_t program) {

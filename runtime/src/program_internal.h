@@ -36,6 +36,13 @@ void axon_program_build_first_alone(axon_program_t program, int n);
  * building its first kernels alone is built whole to tell); 0 when it has it, or when only a
  * build of the name alone would tell (a program built a kernel at a time). */
 int axon_program_lacks_kernel(axon_program_t program, const char *name);
+/* Forgets a family program and releases its OpenCL objects (fused eager mode's eviction of its
+ * least used kernels): a later request of its family makes a new one, from the disk cache. The
+ * caller guarantees no build or launch of it is in progress or will follow; kernels already
+ * enqueued keep what they use (OpenCL holds a command's kernel until it completes). */
+void axon_program_discard(axon_program_t program);
+/* Forgets a kernel file added by axon_register_kernel_file (the programs built from it first). */
+void axon_unregister_kernel_file(const char *name);
 /* The device a program was made for. */
 axon_device *axon_program_device(axon_program_t program);
 /* Held around a kernel's lookup, argument setting and enqueue. */

@@ -27,12 +27,13 @@ AXON_API void axon_fused_stop_builds(void);
 
 /* Counters since the process started (or the last reset). */
 typedef struct axon_fused_stats {
-  uint64_t ops_recorded;   /* pointwise ops taken into a group */
-  uint64_t groups_fused;   /* groups launched as one generated kernel */
-  uint64_t ops_fused;      /* the ops of those groups */
-  uint64_t groups_unfused; /* groups launched op by op (kernel not built yet, or one op) */
-  uint64_t kernels_built;  /* generated programs built (or loaded from the disk cache) */
-  uint64_t stores_skipped; /* outputs never written: their memory was freed before launch */
+  uint64_t ops_recorded;    /* pointwise ops taken into a group */
+  uint64_t groups_fused;    /* groups launched as one generated kernel */
+  uint64_t ops_fused;       /* the ops of those groups */
+  uint64_t groups_unfused;  /* groups launched op by op (kernel not built yet, or one op) */
+  uint64_t kernels_built;   /* generated programs built (or loaded from the disk cache) */
+  uint64_t kernels_evicted; /* programs discarded to make room (AXON_FUSED_MAX_KERNELS) */
+  uint64_t stores_skipped;  /* outputs never written: their memory was freed before launch */
 } axon_fused_stats;
 AXON_API void axon_fused_stats_get(axon_fused_stats *stats, int reset);
 

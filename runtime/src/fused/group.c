@@ -90,23 +90,41 @@ int axon_fused_any_pending(void) {
 /* ---- which kernels are built ---------------------------------------------------------------- */
 
 /* Per structure (its hash): seen once, building, built (with its program and kernel name, so that
- * a launch writes no source), or failed to build. Open addressing; a full table leaves new
- * structures unfused. The builder's thread sets the state a build ends in. */
+ * a launch writes no source), or failed to build. The builder's thread sets the state a build
+ * ends in, and holds &build meanwhile: a structure lives on the heap and is freed only when no
+ * build of it is queued or running. */
 enum { UNSEEN, SEEN_ONCE, BUILDING, BUILT, BUILD_FAILED };
-#define STRUCTURES 4096
 typedef struct structure {
   fused_build build; /* first: builder.c hands it back */
   uint64_t hash;
   atomic_int state;
-  char kernel[60]; /* program_internal.h keeps kernel names below 64 */
+  uint64_t last_used; /* the launch that last met it: eviction takes the least recent */
+  char kernel[60];    /* program_internal.h keeps kernel names below 64 */
 } structure;
-static structure structures[STRUCTURES];
-/* Programs built at most, each kept for the process: a loop of pointwise work that nothing
- * launches between iterations cuts its groups where they fill up, at a place that moves from one
- * iteration to the next, and so meets structure after structure (docs/fused-eager.md); past this
- * many, new structures run op by op. */
-#define MAX_BUILDS 512
-static int builds_requested;
+
+/* Open addressing (linear probing) over pointers, so that entries can be removed and the table
+ * rebuilt. At three quarters full, the structures seen once are forgotten. */
+#define STRUCTURES 4096
+static structure *table[STRUCTURES];
+static int nstructures;
+static uint64_t launches;
+
+/* Structures holding a program (building, built or failed), each about half a megabyte of the
+ * driver's memory on PoCL. A loop of pointwise work that nothing launches between iterations
+ * cuts its groups where they fill up, at a place that moves from one iteration to the next, and
+ * so meets structure after structure (docs/fused-eager.md); a long process meets new workloads.
+ * Past the limit the least recently launched program is discarded to make room (the disk cache
+ * brings it back cheaply if its structure returns). AXON_FUSED_MAX_KERNELS sets the limit. */
+static int nprograms;
+static int max_programs(void) {
+  static int limit; /* read once; a race writes the same value */
+  if (!limit) {
+    const char *env = getenv("AXON_FUSED_MAX_KERNELS");
+    int n = env ? atoi(env) : 0;
+    limit = n > 0 ? n : 512;
+  }
+  return limit;
+}
 
 static void build_done(fused_build *build, axon_status_t st) {
   structure *s = (structure *)build;
@@ -118,16 +136,83 @@ static void build_done(fused_build *build, axon_status_t st) {
   atomic_store(&s->state, st == AXON_SUCCESS ? BUILT : BUILD_FAILED);
 }
 
-static structure *find_structure(uint64_t hash) {
-  for (size_t i = 0; i < STRUCTURES; i++) {
-    structure *s = &structures[(hash + i) % STRUCTURES];
-    if (s->hash == hash) return s;
-    if (!s->hash) {
-      s->hash = hash;
-      return s;
+static void table_insert(structure *s) {
+  size_t i = s->hash % STRUCTURES;
+  while (table[i]) i = (i + 1) % STRUCTURES;
+  table[i] = s;
+  nstructures++;
+}
+
+/* Empties slot i, moving later entries of its probe run back so that every lookup still finds
+ * them (backward-shift deletion). */
+static void table_remove(size_t i) {
+  table[i] = NULL;
+  nstructures--;
+  for (size_t j = (i + 1) % STRUCTURES; table[j]; j = (j + 1) % STRUCTURES) {
+    size_t home = table[j]->hash % STRUCTURES;
+    int stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+    if (!stays) {
+      table[i] = table[j];
+      table[j] = NULL;
+      i = j;
     }
   }
-  return NULL;
+}
+
+/* Frees the structures seen once, which hold nothing but their count. */
+static void forget_seen_once(void) {
+  static structure *kept[STRUCTURES];
+  int n = 0;
+  for (size_t i = 0; i < STRUCTURES; i++) {
+    structure *s = table[i];
+    table[i] = NULL;
+    if (s && atomic_load(&s->state) <= SEEN_ONCE)
+      free(s);
+    else if (s)
+      kept[n++] = s;
+  }
+  nstructures = 0;
+  for (int k = 0; k < n; k++) table_insert(kept[k]);
+}
+
+/* Discards the least recently launched program of a built (or failed) structure, and forgets
+ * the structure; 0 when every program is still building. */
+static int evict_least_used(void) {
+  size_t victim = STRUCTURES;
+  for (size_t i = 0; i < STRUCTURES; i++) {
+    int state = table[i] ? atomic_load(&table[i]->state) : UNSEEN;
+    if ((state == BUILT || state == BUILD_FAILED) &&
+        (victim == STRUCTURES || table[i]->last_used < table[victim]->last_used))
+      victim = i;
+  }
+  if (victim == STRUCTURES) return 0;
+  structure *s = table[victim];
+  char file[40];
+  snprintf(file, sizeof file, "fused_%016llx", (unsigned long long)s->hash);
+  axon_program_discard(s->build.program);
+  axon_unregister_kernel_file(file);
+  table_remove(victim);
+  free(s);
+  nprograms--;
+  stats.kernels_evicted++;
+  return 1;
+}
+
+/* The structure of this hash, made (unseen) at its first lookup; NULL when the table has no
+ * room or no memory is left. */
+static structure *find_structure(uint64_t hash) {
+  size_t i = hash % STRUCTURES;
+  for (; table[i]; i = (i + 1) % STRUCTURES)
+    if (table[i]->hash == hash) return table[i];
+  if (nstructures >= STRUCTURES * 3 / 4) {
+    forget_seen_once();
+    if (nstructures >= STRUCTURES * 3 / 4) return NULL;
+  }
+  structure *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->hash = hash;
+  table_insert(s);
+  return s;
 }
 
 static int overlap(uintptr_t a, size_t a_bytes, uintptr_t b, size_t b_bytes) {
@@ -192,9 +277,10 @@ static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
 static axon_status_t launch(const fused_group *g) {
   structure *s = g->nops < 2 ? NULL : find_structure(fused_group_hash(g));
   int state = s ? atomic_load(&s->state) : UNSEEN;
-  if (s && state == SEEN_ONCE && builds_requested < MAX_BUILDS) {
+  if (s) s->last_used = ++launches;
+  if (s && state == SEEN_ONCE && (nprograms < max_programs() || evict_least_used())) {
     /* The second appearance: build its program (in the background), meanwhile op by op. */
-    builds_requested++;
+    nprograms++;
     fused_group_kernel_name(g, s->kernel, sizeof s->kernel);
     s->build.done = build_done;
     if (group_program(g, s->hash, s->kernel, &s->build.program) == AXON_SUCCESS) {
