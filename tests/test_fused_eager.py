@@ -357,7 +357,9 @@ def test_two_threads_on_one_stream():
                 assert_same_bits(expected[seed], got[seed])
 
 
-STOP_AT_EXIT = """
+# What the programs run in a fresh process share: a chain of unary ops, run three times (its
+# kernel is built on the second), and its input.
+CHAIN_PROGRAM = """
 import atexit, torch, torch_axon
 
 def chain(x, ops):
@@ -372,6 +374,11 @@ def run(ops, x):
     return y
 
 x = torch.linspace(-3, 3, 1000, device="axon")
+"""
+
+STOP_AT_EXIT = (
+    CHAIN_PROGRAM
+    + """
 first, second = [torch.sin, torch.exp, torch.tanh], [torch.cos, torch.sigmoid, torch.neg]
 torch.axon.set_fused_eager(True)
 run(first, x)
@@ -384,6 +391,7 @@ torch.axon.set_fused_eager(False)
 print(built, stats["kernels_built"], stats["groups_fused"], stats["groups_unfused"],
       torch.equal(got_first, chain(x, first).cpu()), torch.equal(got_second, chain(x, second).cpu()))
 """
+)
 
 
 def test_builds_stop_at_python_exit():
@@ -401,32 +409,23 @@ def test_builds_stop_at_python_exit():
     assert first_ok == second_ok == "True", run.stdout
 
 
-EVICTION = """
-import torch, torch_axon
-
-def chain(x, ops):
-    for op in ops:
-        x = op(x)
-    return x
-
-def run(ops, x):
-    for _ in range(3):
-        y = chain(x, ops).cpu()
-        torch.axon.wait_fused_kernel_builds()
-    return y
-
-x = torch.linspace(-3, 3, 1000, device="axon")
+EVICTION = (
+    CHAIN_PROGRAM
+    + """
 unary = [torch.sin, torch.cos, torch.exp, torch.tanh, torch.sigmoid, torch.neg, torch.abs, torch.erf]
 chains = [[unary[i], unary[(i + 1) % 8], unary[(i + 3) % 8]] for i in range(8)]
+torch.axon.set_fused_eager(False)  # AXON_FUSED_EAGER=1 may have turned it on
 expected = [chain(x, c).cpu() for c in chains]  # op by op: the unfused kernels' programs
 programs = torch_axon._C._live_objects()["programs"]
 torch.axon.set_fused_eager(True)
+torch.axon.fused_eager_stats(reset=True)
 right = all(torch.equal(run(c, x), e) for c, e in zip(chains + chains[:1], expected + expected[:1]))
 stats = torch.axon.fused_eager_stats()
 torch.axon.set_fused_eager(False)
 print(stats["kernels_built"], stats["kernels_evicted"], stats["groups_fused"],
       torch_axon._C._live_objects()["programs"] - programs, right)
 """
+)
 
 
 def test_least_used_kernels_are_evicted_past_the_limit():
