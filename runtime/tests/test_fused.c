@@ -3,7 +3,11 @@
  * the same ops give launched one by one; freed temporaries are never stored; a copy reads the
  * recorded results; an op whose output overlaps a recorded input other than exactly ends the
  * group first. */
+#include <signal.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "axon/fused.h"
 #include "harness.h"
@@ -164,6 +168,35 @@ static void test_foreach_order_gathers_by_length(axon_stream_t s) {
   axon_free(c);
 }
 
+/* A child forked while a kernel builds in the background stops the builder at once: it has no
+ * builder thread, and its copy of the builder's state says busy (it once waited for ever). The
+ * chain's ops come from the clock, so that its kernel is new to every cache and still compiling
+ * when the child is forked. */
+static void test_a_forked_child_stops_at_once(axon_stream_t s, void *x, void *out) {
+  static const axon_pointwise_op ops[4] = {AXON_PW_neg, AXON_PW_abs, AXON_PW_sin, AXON_PW_cos};
+  static float got[N];
+  unsigned pick = (unsigned)time(NULL) ^ ((unsigned)getpid() << 8);
+  CHECK_OK(axon_fused_eager_set(1));
+  for (int run = 0; run < 2; run++) { /* the second run submits the build */
+    axon_ew_desc d = line(1, out, x, NULL);
+    CHECK_OK(axon_elementwise(s, ops[pick & 3], AXON_F32, AXON_F32, &d, 0.0, 0.0));
+    d = line(1, out, out, NULL);
+    for (int k = 1; k < 12; k++)
+      CHECK_OK(axon_elementwise(s, ops[(pick >> (2 * k)) & 3], AXON_F32, AXON_F32, &d, 0.0, 0.0));
+    CHECK_OK(axon_copy_d2h(got, out, sizeof got, s, 1));
+  }
+  pid_t child = fork();
+  if (child == 0) {
+    alarm(20); /* a child that waits is ended by the signal, and the check below fails */
+    axon_fused_stop_builds();
+    _exit(0);
+  }
+  int status = 0;
+  CHECK(child > 0 && waitpid(child, &status, 0) == child, "forked and waited for the child");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child stopped the builder at once");
+  axon_fused_wait_builds();
+}
+
 int main(void) {
   axon_stream_t s;
   REQUIRE_DEVICE_STREAM(DEV, s);
@@ -181,6 +214,7 @@ int main(void) {
   test_chain_is_bit_exact(s, x, y, out);
   test_partial_overlap_ends_the_group(s);
   test_foreach_order_gathers_by_length(s);
+  test_a_forked_child_stops_at_once(s, x, out);
   CHECK_OK(axon_fused_eager_set(0));
   axon_free(x);
   axon_free(y);

@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "../internal.h"
 #include "builder.h"
 
 #define QUEUE 256
@@ -49,8 +50,11 @@ static void *builder(void *unused) {
  * torch_axon calls this from Python's exit, before any C exit handler; the C handler is the last
  * resort of programs that use the runtime alone. */
 void fused_build_stop(void) {
-  pthread_mutex_lock(&lock);
   atomic_store(&stopped, 1);
+  /* A forked child has no builder thread, and may hold copies of the lock and of busy as some
+   * other thread of the parent left them: nothing to wait for, and waiting could never end. */
+  if (axon_forked_child()) return;
+  pthread_mutex_lock(&lock);
   count = 0;
   while (busy) pthread_cond_wait(&all_done, &lock);
   pthread_mutex_unlock(&lock);
