@@ -99,6 +99,7 @@ void fused_build_submit(fused_build *b) {
 }
 
 void fused_build_wait(void) {
+  if (axon_forked_child()) return; /* as fused_build_stop */
   pthread_mutex_lock(&lock);
   while (count || busy) pthread_cond_wait(&all_done, &lock);
   pthread_mutex_unlock(&lock);
