@@ -295,6 +295,36 @@ def test_training_steps_are_the_same():
     assert stats["groups_fused"] >= 1, stats
 
 
+def test_a_foreach_adamw_update_of_a_dozen_tensors_is_one_kernel():
+    """foreach AdamW issues each op over every tensor before the next op, so one tensor's update
+    (8 ops over its parameter, gradient, two moments and a temporary) spreads over the whole call:
+    a group holds all of it for 12 same-sized tensors (96 ops, 60 buffers, its scalars shared), and
+    the temporaries, freed when the call returns, are never stored."""
+    g = torch.Generator().manual_seed(0)
+    values = [torch.randn(1000, generator=g) for _ in range(12)]
+    grads = [torch.randn(1000, generator=g) * 1e-2 for _ in range(12)]
+
+    def steps(on: bool):
+        params = [v.to(AXON).requires_grad_() for v in values]
+        for p, grad in zip(params, grads, strict=True):
+            p.grad = grad.to(AXON)
+        opt = torch.optim.AdamW(params, lr=1e-2, weight_decay=0.1, foreach=True)
+        with fused(on):
+            for step in range(4):
+                torch.axon.wait_fused_kernel_builds()
+                if step == 3:
+                    torch.axon.fused_eager_stats(reset=True)
+                opt.step()
+                torch.axon.current_stream().synchronize()
+            return [p.detach().cpu() for p in params], torch.axon.fused_eager_stats(reset=True)
+
+    expected, _ = steps(False)
+    got, last_step = steps(True)
+    assert_same_bits(expected, got)
+    assert (last_step["groups_fused"], last_step["ops_fused"]) == (1, 96), last_step
+    assert last_step["stores_skipped"] == 12, last_step
+
+
 def test_switching_off_launches_recorded_work():
     torch.axon.set_fused_eager(True)
     x = torch.full((100,), 3.0, device=AXON)

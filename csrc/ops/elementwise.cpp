@@ -3,6 +3,7 @@
 // runs the kernel of the same name in kernels/elementwise.cl. Structured ops register their
 // out= variant only: PyTorch derives the functional and in-place forms from it.
 #include <ATen/Dispatch.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/native/Resize.h>
 #include <ATen/native/TypeProperties.h>
@@ -108,6 +109,41 @@ at::ScalarType natural_type(axon_pointwise_op op, at::ScalarType compute, Output
   return compute;
 }
 
+// The descriptor of the common case without a TensorIterator: `out` contiguous and written whole,
+// each input a contiguous tensor of its shape, device and the compute type, or a CPU scalar, and
+// no input overlapping `out` but exactly (in place). Every operand then walks one line. A
+// structured op's functional and in-place forms have built an iterator already (its meta
+// function) before they reach the out= kernel: a second one costs about a microsecond, most of a
+// small op's host time. False where the iterator is needed: it resizes, broadcasts and converts,
+// and raises PyTorch's own errors (partial overlap).
+bool line_desc(const Tensor& out, std::initializer_list<Tensor> inputs, at::ScalarType compute,
+               axon_ew_desc& d) {
+  if (!out.is_contiguous() || out.numel() == 0) return false;
+  d = axon_ew_desc{};
+  d.ndim = out.dim() == 0 ? 0 : 1;
+  d.sizes[0] = out.numel();
+  d.data[0] = out.data_ptr();
+  d.strides[0][0] = 1;
+  bool any_tensor = false;
+  int k = 0;
+  for (const Tensor& t : inputs) {
+    k++;
+    if (t.is_cpu() && t.dim() == 0) {
+      set_scalar(d, k, t.item());
+      continue;
+    }
+    if (t.scalar_type() != compute || t.device() != out.device() || t.sizes() != out.sizes() ||
+        !t.is_contiguous())
+      return false;
+    if (!t.is_same(out) && at::get_overlap_status(out, t) != at::MemOverlapStatus::No) return false;
+    d.data[k] = t.data_ptr();
+    d.strides[k][0] = 1;
+    any_tensor = true;
+  }
+  d.ninputs = k;
+  return any_tensor;
+}
+
 }  // namespace
 
 Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list<Tensor> inputs,
@@ -122,6 +158,14 @@ Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list
   at::ScalarType natural = natural_type(op, compute, kind);
   TORCH_CHECK(at::canCast(natural, out.scalar_type()), "result type ", natural,
               " can't be cast to the desired output type ", out.scalar_type());
+  axon_ew_desc d;
+  if (out.scalar_type() == natural && line_desc(out, inputs, compute, d)) {
+    for (const Scalar& s : scalars) set_scalar(d, ++d.ninputs, s);
+    scalars_to_compute(d, compute, !keeps_float_scalars(op));
+    AXON_CHECK(axon_elementwise(stream_for(out), op, to_axon_dtype(compute), to_axon_dtype(natural),
+                                &d, alpha, beta));
+    return out;
+  }
   at::TensorIteratorConfig config;
   Tensor target = out;
   if (out.scalar_type() != natural) {
@@ -135,7 +179,7 @@ Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list
   for (const Tensor& t : inputs) converted.push_back(as_compute(t, compute));
   for (const Tensor& t : converted) config.add_const_input(t);
   auto iter = config.allow_cpu_scalars(true).check_all_same_dtype(false).build();
-  axon_ew_desc d = make_ew_desc(iter);
+  d = make_ew_desc(iter);
   for (const Scalar& s : scalars) set_scalar(d, ++d.ninputs, s);
   scalars_to_compute(d, compute, !keeps_float_scalars(op));
   AXON_CHECK(axon_elementwise(stream_for(target), op, to_axon_dtype(compute),

@@ -85,14 +85,18 @@ int fused_op_stored(const fused_group *g, int op) {
   return g->last_writer[b] == op && op >= g->freed_before[b];
 }
 
-/* FNV-1a over the structure's numbers: the device (a program is built for one), the form, then
- * per op its id, its operands' sources and its buffer, and whether its result is stored. */
+/* FNV-1a over the structure's numbers: the device (a program is built for one), the form, the
+ * counts the kernel's arguments follow, then per op its id, its operands' sources, its
+ * parameters (shared by value, so their places vary), its buffer, and whether its result is
+ * stored. */
 uint64_t fused_group_hash(const fused_group *g) {
   uint64_t h = 1469598103934665603ull;
 #define MIX(v) (h = (h ^ (uint64_t)(int64_t)(v)) * 1099511628211ull)
   MIX(axon_stream_device(g->stream));
   MIX(g->dtype);
   MIX(g->vector);
+  MIX(g->nbuffers);
+  MIX(g->nparams);
   for (int i = 0; i < g->nops; i++) {
     const fused_op *o = &g->ops[i];
     MIX(o->op);
@@ -100,6 +104,8 @@ uint64_t fused_group_hash(const fused_group *g) {
       MIX(o->in[k].kind);
       MIX(o->in[k].index);
     }
+    MIX(o->alpha);
+    MIX(o->beta);
     MIX(o->out);
     MIX(fused_op_stored(g, i));
   }
@@ -258,7 +264,10 @@ char *fused_group_source(const fused_group *g, const char *kernel_name) {
   if (g->dtype == AXON_BF16) put(&t, "%s", round_bf16);
   put(&t, "typedef struct fused_params { %s v[%d]; } fused_params;\n", param_type, nparams);
   put(&t, "KERNEL(%s)(", kernel_name);
-  for (int b = 0; b < g->nbuffers; b++) put(&t, "BUF(b%d), ", b);
+  /* A buffer's memory and a 32-bit byte offset (common.cl's BUF has a 64-bit one): the group's
+   * argument budget (group.h). */
+  for (int b = 0; b < g->nbuffers; b++)
+    put(&t, "__global uchar *b%d_base, uint b%d_offset, ", b, b);
   put(&t, "long n, fused_params p) {\n");
   for (int k = 0; k < g->nparams; k++) put(&t, "  %s q%d = p.v[%d];\n", param_type, k, k);
   if (g->vector) {

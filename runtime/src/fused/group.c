@@ -20,6 +20,7 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,6 +127,11 @@ static int max_programs(void) {
   return limit;
 }
 
+/* The kernel file a structure's program is registered under. */
+static void kernel_file_name(uint64_t hash, char file[40]) {
+  snprintf(file, 40, "fused_%016llx", (unsigned long long)hash);
+}
+
 static void build_done(fused_build *build, axon_status_t st) {
   structure *s = (structure *)build;
   if (st != AXON_SUCCESS && getenv("AXON_FUSED_DEBUG"))
@@ -188,7 +194,7 @@ static int evict_least_used(void) {
   if (victim == STRUCTURES) return 0;
   structure *s = table[victim];
   char file[40];
-  snprintf(file, sizeof file, "fused_%016llx", (unsigned long long)s->hash);
+  kernel_file_name(s->hash, file);
   axon_program_discard(s->build.program);
   axon_unregister_kernel_file(file);
   table_remove(victim);
@@ -230,11 +236,27 @@ size_t fused_param_size(const fused_group *g) {
 
 /* ---- launching ------------------------------------------------------------------------------ */
 
+/* The descriptor of a recorded call: every memory operand a unit-stride line of the group's
+ * length. */
+static void call_desc(const fused_group *g, const fused_call *c, axon_ew_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->ndim = c->ndim;
+  d->ninputs = c->ninputs;
+  d->sizes[0] = g->numel;
+  for (int k = 0; k <= c->ninputs; k++) {
+    d->data[k] = c->data[k];
+    d->is_scalar[k] = c->is_scalar[k];
+    d->scalars[k] = c->scalars[k];
+    d->strides[k][0] = c->is_scalar[k] ? 0 : 1;
+  }
+}
+
 static axon_status_t launch_unfused(const fused_group *g) {
   for (int i = 0; i < g->nops; i++) {
     const fused_op *o = &g->ops[i];
-    AXON_TRY(
-        axon_elementwise_now(g->stream, o->op, g->dtype, &o->desc, o->alpha_value, o->beta_value));
+    axon_ew_desc d;
+    call_desc(g, &o->call, &d);
+    AXON_TRY(axon_elementwise_now(g->stream, o->op, g->dtype, &d, o->alpha_value, o->beta_value));
   }
   return AXON_SUCCESS;
 }
@@ -243,7 +265,7 @@ static axon_status_t launch_unfused(const fused_group *g) {
 static axon_status_t group_program(const fused_group *g, uint64_t hash, const char *kernel,
                                    axon_program_t *program) {
   char file[40], family[96];
-  snprintf(file, sizeof file, "fused_%016llx", (unsigned long long)hash);
+  kernel_file_name(hash, file);
   snprintf(family, sizeof family, "pointwise_math+%s%s", g->needs_special ? "special+" : "", file);
   char *source = fused_group_source(g, kernel);
   if (!source) return axon_fail(CL_OUT_OF_HOST_MEMORY, "out of host memory writing a kernel");
@@ -253,11 +275,28 @@ static axon_status_t group_program(const fused_group *g, uint64_t hash, const ch
   return family_program_variant(g->stream, family, g->dtype, NULL, program);
 }
 
-static axon_status_t launch_kernel(const fused_group *g, axon_program_t program,
-                                   const char *kernel) {
-  axon_arg args[FUSED_MAX_BUFFERS + 2];
+/* Each buffer as the kernel takes it: its memory and a 32-bit byte offset into it (codegen.c),
+ * which keeps a wide group within the argument budget; 0 when an offset needs more bits (a
+ * segment past 4 GiB), and the group then runs op by op. */
+static int resolve_buffers(const fused_group *g, cl_mem *mems, cl_uint *offsets) {
+  for (int b = 0; b < g->nbuffers; b++) {
+    size_t offset;
+    if (axon_resolve_mem((const void *)g->address[b], &mems[b], &offset) != AXON_SUCCESS ||
+        offset > UINT32_MAX)
+      return 0;
+    offsets[b] = (cl_uint)offset;
+  }
+  return 1;
+}
+
+static axon_status_t launch_kernel(const fused_group *g, axon_program_t program, const char *kernel,
+                                   const cl_mem *mems, const cl_uint *offsets) {
+  axon_arg args[2 * FUSED_MAX_BUFFERS + 2];
   int nargs = 0;
-  for (int b = 0; b < g->nbuffers; b++) args[nargs++] = buffer_arg((const void *)g->address[b]);
+  for (int b = 0; b < g->nbuffers; b++) {
+    args[nargs++] = bytes_arg(&mems[b], sizeof mems[b]);
+    args[nargs++] = bytes_arg(&offsets[b], sizeof offsets[b]);
+  }
   int64_t n = g->numel;
   args[nargs++] = bytes_arg(&n, sizeof n);
   args[nargs++] =
@@ -293,8 +332,11 @@ static axon_status_t launch(const fused_group *g) {
   } else if (s && state == UNSEEN) {
     atomic_store(&s->state, SEEN_ONCE);
   }
-  if (state != BUILT) {
-    /* One op, a structure not built (yet), or one the driver cannot build: op by op. */
+  cl_mem mems[FUSED_MAX_BUFFERS];
+  cl_uint offsets[FUSED_MAX_BUFFERS];
+  if (state != BUILT || !resolve_buffers(g, mems, offsets)) {
+    /* One op, a structure not built (yet), one the driver cannot build, or an offset past
+     * 32 bits: op by op. */
     stats.groups_unfused++;
     return launch_unfused(g);
   }
@@ -304,7 +346,7 @@ static axon_status_t launch(const fused_group *g) {
     int b = g->ops[i].out; /* a last write whose memory was freed */
     stats.stores_skipped += g->last_writer[b] == i && i < g->freed_before[b];
   }
-  return launch_kernel(g, s->build.program, s->kernel);
+  return launch_kernel(g, s->build.program, s->kernel, mems, offsets);
 }
 
 /* Takes the group off the pending list; the pending count drops once its launch is enqueued
@@ -329,7 +371,7 @@ static _Thread_local int launching;
 static axon_status_t settle_group(fused_group *g) {
   static fused_group work;
   if (!g || !g->nops) return AXON_SUCCESS;
-  work = *g;
+  memcpy(&work, g, offsetof(fused_group, ops) + (size_t)g->nops * sizeof g->ops[0]);
   unlink_pending(g);
   g->nops = g->nbuffers = g->nparams = g->needs_special = 0;
   launching = 1;
@@ -440,8 +482,10 @@ static int conflicts(const fused_group *h, const axon_ew_desc *d, int arity, siz
 /* Whether the op can join the group as it is: its inputs overlap no range the group writes but
  * exactly, its output no range the group uses, and the group has room for it. */
 static int fits(const fused_group *g, const axon_ew_desc *d, int arity) {
-  if (g->nops == FUSED_MAX_OPS || g->nbuffers + arity + 1 > FUSED_MAX_BUFFERS ||
-      (size_t)(g->nparams + arity + 2) * fused_param_size(g) > FUSED_PARAM_BYTES)
+  int nbuffers = g->nbuffers + arity + 1, nparams = g->nparams + arity + 2; /* at most */
+  size_t arg_bytes = (size_t)nbuffers * FUSED_BUFFER_ARG_BYTES + sizeof(int64_t) +
+                     (size_t)nparams * fused_param_size(g);
+  if (g->nops == FUSED_MAX_OPS || nbuffers > FUSED_MAX_BUFFERS || arg_bytes > FUSED_ARG_BYTES)
     return 0;
   size_t bytes = group_bytes(g);
   uintptr_t out = (uintptr_t)d->data[0];
@@ -454,12 +498,19 @@ static int fits(const fused_group *g, const axon_ew_desc *d, int arity) {
   return 1;
 }
 
-/* In the compute type, as make_scalar gives the unfused kernels their scalars. */
+/* In the compute type, as make_scalar gives the unfused kernels their scalars; a value the group
+ * holds already (the same bits: the lr, betas and bias corrections a foreach call passes for
+ * every tensor, alpha 1 and beta 0) is shared. */
 static int param(fused_group *g, double value) {
+  float single = (float)value;
+  for (int k = 0; k < g->nparams; k++)
+    if (g->dtype == AXON_F64 ? !memcmp(&g->params.d[k], &value, sizeof value)
+                             : !memcmp(&g->params.f[k], &single, sizeof single))
+      return k;
   if (g->dtype == AXON_F64)
     g->params.d[g->nparams] = value;
   else
-    g->params.f[g->nparams] = (float)value;
+    g->params.f[g->nparams] = single;
   return g->nparams++;
 }
 
@@ -482,7 +533,13 @@ static void append(fused_group *g, axon_pointwise_op op, int arity, const axon_e
   o->beta = param(g, beta);
   o->out = add_buffer(g, (uintptr_t)d->data[0]);
   g->last_writer[o->out] = g->nops;
-  o->desc = *d;
+  o->call.ndim = (signed char)d->ndim;
+  o->call.ninputs = (signed char)d->ninputs;
+  for (int k = 0; k <= d->ninputs; k++) {
+    o->call.data[k] = d->data[k];
+    o->call.is_scalar[k] = (unsigned char)d->is_scalar[k];
+    o->call.scalars[k] = d->scalars[k];
+  }
   o->alpha_value = alpha;
   o->beta_value = beta;
   g->needs_special |= fused_op_info_of(op)->special;

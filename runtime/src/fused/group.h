@@ -10,13 +10,14 @@
 
 #include "axon/axon.h"
 
-/* Kept small enough for every driver's argument limits (OpenCL's minimum parameter size is 1024
- * bytes: 24 buffers are 384 bytes of (memory, offset) pairs, the parameters 384 more: 96 floats,
- * or 48 doubles for float64). */
-#define FUSED_MAX_OPS 32
-#define FUSED_MAX_BUFFERS 24
-#define FUSED_PARAM_BYTES 384
-#define FUSED_MAX_PARAMS (FUSED_PARAM_BYTES / 4)
+/* A group's kernel takes, per buffer, its memory and a 32-bit byte offset, then the length and
+ * the parameters (deduplicated by value): all within OpenCL's minimum parameter size, 1024 bytes,
+ * which PoCL and rusticl report. 64 buffers and 128 ops hold the whole AdamW update of a dozen
+ * same-sized tensors (8 ops and 5 buffers each), which foreach issues op by op across them. */
+#define FUSED_MAX_OPS 128
+#define FUSED_MAX_BUFFERS 64
+#define FUSED_ARG_BYTES 1024
+#define FUSED_BUFFER_ARG_BYTES 12 /* cl_mem and uint offset */
 /* Groups a stream keeps open at once (of different lengths or forms). */
 #define FUSED_MAX_OPEN 8
 
@@ -27,12 +28,21 @@ typedef struct fused_source {
   int index; /* the buffer, the op whose result it is, or the parameter */
 } fused_source;
 
+/* The call as made, for launching the op unfused: every memory operand walks the group's one
+ * contiguous range (a 0-dim or 1-dim call, unit strides). */
+typedef struct fused_call {
+  const void *data[AXON_MAX_OPERANDS];
+  double scalars[AXON_MAX_OPERANDS];
+  unsigned char is_scalar[AXON_MAX_OPERANDS];
+  signed char ndim, ninputs;
+} fused_call;
+
 typedef struct fused_op {
   axon_pointwise_op op;
   fused_source in[3];
-  int out;           /* the buffer it writes */
-  int alpha, beta;   /* parameters */
-  axon_ew_desc desc; /* the call as made, for launching it unfused */
+  int out;         /* the buffer it writes */
+  int alpha, beta; /* parameters */
+  fused_call call;
   double alpha_value, beta_value;
 } fused_op;
 
@@ -43,18 +53,18 @@ typedef struct fused_group {
   axon_dtype dtype;  /* float32, float64, float16 or bfloat16: every operand's */
   int vector;        /* eight lanes at a time (a CPU device, eight elements or more) */
   int needs_special; /* an op's math is in special.cl */
-  int nops;
-  fused_op ops[FUSED_MAX_OPS];
   int nbuffers;
   uintptr_t address[FUSED_MAX_BUFFERS];
   int last_writer[FUSED_MAX_BUFFERS];  /* the op that last wrote it, or -1 */
   int freed_before[FUSED_MAX_BUFFERS]; /* writes by ops before this one were freed: not stored */
   int nparams;
-  union { /* in the compute type: float, double for float64 */
-    float f[FUSED_PARAM_BYTES / sizeof(float)];
-    double d[FUSED_PARAM_BYTES / sizeof(double)];
+  union { /* in the compute type: float, double for float64 (the argument budget bounds them) */
+    float f[FUSED_ARG_BYTES / sizeof(float)];
+    double d[FUSED_ARG_BYTES / sizeof(double)];
   } params;
   struct fused_group *next_pending; /* the list of groups with recorded work */
+  int nops;
+  fused_op ops[FUSED_MAX_OPS]; /* last: a launch copies only the ops recorded */
 } fused_group;
 
 /* A stream's open groups (axon_stream.fused). */
