@@ -17,16 +17,33 @@ typedef struct arg_value {
   unsigned char *bytes;
 } arg_value;
 
-#define MAX_CACHED_ARGS 32
-
+/* One per argument index the kernel has been launched with (a fused eager group's kernel takes
+ * up to 130, and its buffers usually come back at the same addresses step after step). */
 struct launch_args {
-  arg_value values[MAX_CACHED_ARGS];
+  cl_uint count;
+  arg_value values[];
 };
+
+void axon_launch_args_free(struct launch_args *args) {
+  if (!args) return;
+  for (cl_uint i = 0; i < args->count; i++) free(args->values[i].bytes);
+  free(args);
+}
+
+/* Room for `count` argument values; without it, every argument is set. */
+static void reserve_args(kernel_entry *e, cl_uint count) {
+  cl_uint had = e->args ? e->args->count : 0;
+  if (count <= had) return;
+  struct launch_args *grown = realloc(e->args, sizeof *grown + count * sizeof grown->values[0]);
+  if (!grown) return;
+  memset(&grown->values[had], 0, (count - had) * sizeof grown->values[0]);
+  grown->count = count;
+  e->args = grown;
+}
 
 /* clSetKernelArg unless the argument already holds this value. */
 static cl_int set_arg(kernel_entry *e, cl_uint index, size_t size, const void *value) {
-  if (!e->args) e->args = calloc(1, sizeof *e->args); /* without it, every argument is set */
-  arg_value *cached = e->args && index < MAX_CACHED_ARGS ? &e->args->values[index] : NULL;
+  arg_value *cached = e->args && index < e->args->count ? &e->args->values[index] : NULL;
   if (cached && !value) {
     /* No value (a __local size, a NULL buffer): set every time, and forget the last value, so
      * that a value like it set next is not skipped. */
@@ -50,7 +67,9 @@ static cl_int set_arg(kernel_entry *e, cl_uint index, size_t size, const void *v
 }
 
 static axon_status_t set_args(kernel_entry *e, const char *name, const axon_arg *args, int nargs) {
-  cl_uint index = 0;
+  cl_uint index = 0, count = 0;
+  for (int i = 0; i < nargs; i++) count += args[i].kind == AXON_ARG_BUFFER ? 2 : 1;
+  reserve_args(e, count);
   for (int i = 0; i < nargs; i++) {
     cl_int err;
     if (args[i].kind == AXON_ARG_BUFFER && !args[i].ptr) {

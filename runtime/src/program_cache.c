@@ -560,7 +560,7 @@ void axon_program_discard(axon_program_t program) {
       clReleaseProgram(k->own);
       axon_live_add(AXON_LIVE_PROGRAM, -1);
     }
-    free(k->args);
+    axon_launch_args_free(k->args);
   }
   free(program->kernels);
   pthread_mutex_unlock(&launch_lock);

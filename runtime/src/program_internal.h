@@ -6,6 +6,7 @@
 #include "internal.h"
 
 struct launch_args; /* launch.c's record of a kernel's last argument values */
+void axon_launch_args_free(struct launch_args *args);
 
 /* A kernel of a program by name. kernel is NULL for a name known to be absent, so that
  * launchers probing for optional forms ask the driver once. */
