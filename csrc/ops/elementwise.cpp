@@ -109,6 +109,27 @@ at::ScalarType natural_type(axon_pointwise_op op, at::ScalarType compute, Output
   return compute;
 }
 
+// The value of a CPU 0-dim tensor (a wrapped Python number), read directly: Tensor::item() is an
+// operator call through the dispatcher, a tenth of a small op's host time.
+Scalar cpu_scalar_value(const Tensor& t) {
+  if (t.is_neg() || t.is_conj()) return t.item();
+  const void* p = t.const_data_ptr();
+  switch (t.scalar_type()) {
+    case at::kDouble:
+      return *static_cast<const double*>(p);
+    case at::kFloat:
+      return *static_cast<const float*>(p);
+    case at::kLong:
+      return *static_cast<const int64_t*>(p);
+    case at::kInt:
+      return *static_cast<const int32_t*>(p);
+    case at::kBool:
+      return *static_cast<const bool*>(p);
+    default:
+      return t.item();
+  }
+}
+
 // The descriptor of the common case without a TensorIterator: `out` contiguous and written whole,
 // each input a contiguous tensor of its shape, device and the compute type, or a CPU scalar, and
 // no input overlapping `out` but exactly (in place). Every operand then walks one line. A
@@ -129,7 +150,7 @@ bool line_desc(const Tensor& out, std::initializer_list<Tensor> inputs, at::Scal
   for (const Tensor& t : inputs) {
     k++;
     if (t.is_cpu() && t.dim() == 0) {
-      set_scalar(d, k, t.item());
+      set_scalar(d, k, cpu_scalar_value(t));
       continue;
     }
     if (t.scalar_type() != compute || t.device() != out.device() || t.sizes() != out.sizes() ||
