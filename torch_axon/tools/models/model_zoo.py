@@ -32,7 +32,9 @@ def activate() -> None:
     """Makes torchvision and timm importable in this process (idempotent)."""
     if FOLDER.is_dir() and str(FOLDER) not in sys.path:
         sys.path.append(str(FOLDER))  # appended: an installed torchvision, if any, comes first
-    if "torchvision" not in sys.modules and not _own_operators_load():
+    # Without torchvision anywhere there is nothing to register; its families then skip.
+    installed = importlib.util.find_spec("torchvision") is not None
+    if installed and "torchvision" not in sys.modules and not _own_operators_load():
         _register_python_operators()
 
 
