@@ -180,27 +180,21 @@ Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list
   TORCH_CHECK(at::canCast(natural, out.scalar_type()), "result type ", natural,
               " can't be cast to the desired output type ", out.scalar_type());
   axon_ew_desc d;
-  if (out.scalar_type() == natural && line_desc(out, inputs, compute, d)) {
-    for (const Scalar& s : scalars) set_scalar(d, ++d.ninputs, s);
-    scalars_to_compute(d, compute, !keeps_float_scalars(op));
-    AXON_CHECK(axon_elementwise(stream_for(out), op, to_axon_dtype(compute), to_axon_dtype(natural),
-                                &d, alpha, beta));
-    return out;
-  }
-  at::TensorIteratorConfig config;
   Tensor target = out;
-  if (out.scalar_type() != natural) {
-    at::DimVector shape;
-    for (const Tensor& t : inputs) shape = at::infer_size_dimvector(shape, t.sizes());
-    target = at::empty(shape, out.options().dtype(natural));
+  std::vector<Tensor> converted;  // inputs in the compute type, alive until the launch
+  if (out.scalar_type() != natural || !line_desc(out, inputs, compute, d)) {
+    at::TensorIteratorConfig config;
+    if (out.scalar_type() != natural) {
+      at::DimVector shape;
+      for (const Tensor& t : inputs) shape = at::infer_size_dimvector(shape, t.sizes());
+      target = at::empty(shape, out.options().dtype(natural));
+    }
+    config.add_output(target);
+    converted.reserve(inputs.size());
+    for (const Tensor& t : inputs) converted.push_back(as_compute(t, compute));
+    for (const Tensor& t : converted) config.add_const_input(t);
+    d = make_ew_desc(config.allow_cpu_scalars(true).check_all_same_dtype(false).build());
   }
-  config.add_output(target);
-  std::vector<Tensor> converted;
-  converted.reserve(inputs.size());
-  for (const Tensor& t : inputs) converted.push_back(as_compute(t, compute));
-  for (const Tensor& t : converted) config.add_const_input(t);
-  auto iter = config.allow_cpu_scalars(true).check_all_same_dtype(false).build();
-  d = make_ew_desc(iter);
   for (const Scalar& s : scalars) set_scalar(d, ++d.ninputs, s);
   scalars_to_compute(d, compute, !keeps_float_scalars(op));
   AXON_CHECK(axon_elementwise(stream_for(target), op, to_axon_dtype(compute),
