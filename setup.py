@@ -15,6 +15,10 @@ from torch.utils.cpp_extension import BuildExtension, CppExtension, include_path
 ROOT = os.path.dirname(os.path.abspath(__file__))
 GENERATED = os.path.join(ROOT, "build", "generated")
 GENERATED_LIST = os.path.join(GENERATED, "axon_device_checked_ops.inc")
+# The glue's objects: a fixed folder inside the checkout, not the random temporary folder a PEP 660
+# editable build picks. ccache (CCACHE_BASEDIR, the Makefile) then sees the same relative paths in
+# every clone, so a fresh clone's build hits the cache, and ninja rebuilds only what changed.
+BUILD_TEMP = os.path.join(ROOT, "build", "temp")
 
 
 class BuildWithRuntime(BuildExtension):
@@ -22,6 +26,7 @@ class BuildWithRuntime(BuildExtension):
         subprocess.check_call(["make", "-C", os.path.join(ROOT, "runtime"), f"-j{os.cpu_count() or 1}"])
         # The ops whose devices CUDA checks, from this torch's native_functions.yaml.
         subprocess.check_call([sys.executable, os.path.join(ROOT, "scripts", "gen_device_checks.py"), GENERATED_LIST])
+        self.build_temp = BUILD_TEMP
         super().run()
 
 
