@@ -164,7 +164,7 @@ FUSED_EAGER_TESTS = tests/test_elementwise.py tests/test_elementwise_activations
 	tests/test_special_values.py tests/test_rounding_trig_activations.py tests/test_training.py \
 	tests/test_models.py tests/test_processes.py tests/test_threads.py tests/test_fused_optimizers.py \
 	tests/test_amp.py tests/test_oom_training.py tests/test_faults.py tests/test_deterministic.py \
-	tests/test_exit.py
+	tests/test_exit.py tests/test_elementwise_functional.py
 test-python-fused:
 	AXON_FUSED_EAGER=1 $(PYTHON) -m pytest -q -m "not slow" $(FUSED_EAGER_TESTS)
 
