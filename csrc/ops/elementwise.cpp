@@ -156,7 +156,11 @@ bool line_desc(const Tensor& out, std::initializer_list<Tensor> inputs, at::Scal
     if (t.scalar_type() != compute || t.device() != out.device() || t.sizes() != out.sizes() ||
         !t.is_contiguous())
       return false;
-    if (!t.is_same(out) && at::get_overlap_status(out, t) != at::MemOverlapStatus::No) return false;
+    // Tensors of storages that do not alias cannot overlap: the common case, decided without
+    // get_overlap_status's layout checks.
+    if (!t.is_same(out) && t.storage().is_alias_of(out.storage()) &&
+        at::get_overlap_status(out, t) != at::MemOverlapStatus::No)
+      return false;
     d.data[k] = t.data_ptr();
     d.strides[k][0] = 1;
     any_tensor = true;
