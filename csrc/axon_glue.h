@@ -68,20 +68,34 @@ axon_ew_desc make_ew_desc_same_shape(const at::Tensor& out,
                                      std::initializer_list<at::Tensor> inputs,
                                      bool merge_dims = false);
 
+// A borrowed operand: a braced list of these (`{a, b}`) passes tensors without copying them.
+// Copying a Tensor that Python holds takes the GIL to keep its Python object alive, a measurable
+// share of a small op's host time. A list may borrow temporaries: they live until the end of the
+// call's full expression, and no list is kept past the call.
+class TensorRef {
+ public:
+  TensorRef(const at::Tensor& t) : t_(&t) {}  // NOLINT(google-explicit-constructor)
+  operator const at::Tensor&() const { return *t_; }
+
+ private:
+  const at::Tensor* t_;
+};
+using TensorRefs = std::initializer_list<TensorRef>;
+
 // Elementwise registrations (ops/elementwise.cpp). The compute dtype follows ATen's type
 // promotion; IntToFloat makes integer inputs compute in the default float type.
 enum class Promote { Same, IntToFloat };
 // The op's natural output: the compute dtype, bool for predicates, or the complex type whose
 // parts the compute dtype is (complex(), polar()).
 enum class Output { Compute, Bool, Complex };
-at::ScalarType compute_type(std::initializer_list<at::Tensor> inputs,
-                            std::initializer_list<at::Scalar> scalars, Promote promote);
+at::ScalarType compute_type(TensorRefs inputs, std::initializer_list<at::Scalar> scalars,
+                            Promote promote);
 // Runs pointwise op `op` (a row of the pointwise table, runtime/kernels/pointwise_ops.def)
 // over out = op(inputs..., scalars...): broadcasting, strides
 // and CPU scalars through TensorIterator; extra scalars follow the tensors as scalar inputs;
 // an output of another dtype than the natural one gets a converted copy.
-at::Tensor& run_elementwise(axon_pointwise_op op, at::Tensor& out,
-                            std::initializer_list<at::Tensor> inputs, at::ScalarType compute,
+at::Tensor& run_elementwise(axon_pointwise_op op, at::Tensor& out, TensorRefs inputs,
+                            at::ScalarType compute,
                             Output kind = Output::Compute, double alpha = 0, double beta = 0,
                             std::initializer_list<at::Scalar> scalars = {});
 at::Tensor& unary(axon_pointwise_op op, const at::Tensor& self, at::Tensor& out, Promote promote,

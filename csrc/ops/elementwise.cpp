@@ -20,8 +20,8 @@ namespace axon {
 using at::Scalar;
 using at::Tensor;
 
-at::ScalarType compute_type(std::initializer_list<Tensor> inputs,
-                            std::initializer_list<Scalar> scalars, Promote promote) {
+at::ScalarType compute_type(TensorRefs inputs, std::initializer_list<Scalar> scalars,
+                            Promote promote) {
   at::native::ResultTypeState state = {};
   for (const Tensor& t : inputs) state = at::native::update_result_type_state(t, state);
   for (const Scalar& s : scalars)
@@ -137,8 +137,7 @@ Scalar cpu_scalar_value(const Tensor& t) {
 // function) before they reach the out= kernel: a second one costs about a microsecond, most of a
 // small op's host time. False where the iterator is needed: it resizes, broadcasts and converts,
 // and raises PyTorch's own errors (partial overlap).
-bool line_desc(const Tensor& out, std::initializer_list<Tensor> inputs, at::ScalarType compute,
-               axon_ew_desc& d) {
+bool line_desc(const Tensor& out, TensorRefs inputs, at::ScalarType compute, axon_ew_desc& d) {
   if (!out.is_contiguous() || out.numel() == 0) return false;
   d = axon_ew_desc{};
   d.ndim = out.dim() == 0 ? 0 : 1;
@@ -171,7 +170,7 @@ bool line_desc(const Tensor& out, std::initializer_list<Tensor> inputs, at::Scal
 
 }  // namespace
 
-Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list<Tensor> inputs,
+Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, TensorRefs inputs,
                         at::ScalarType compute, Output kind, double alpha, double beta,
                         std::initializer_list<Scalar> scalars) {
   // TensorIterator checks devices too, but after the dtype check below, which would report a
@@ -184,16 +183,16 @@ Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list
   TORCH_CHECK(at::canCast(natural, out.scalar_type()), "result type ", natural,
               " can't be cast to the desired output type ", out.scalar_type());
   axon_ew_desc d;
-  Tensor target = out;
+  Tensor staged;                  // the result in the natural type, where out has another type
   std::vector<Tensor> converted;  // inputs in the compute type, alive until the launch
   if (out.scalar_type() != natural || !line_desc(out, inputs, compute, d)) {
     at::TensorIteratorConfig config;
     if (out.scalar_type() != natural) {
       at::DimVector shape;
       for (const Tensor& t : inputs) shape = at::infer_size_dimvector(shape, t.sizes());
-      target = at::empty(shape, out.options().dtype(natural));
+      staged = at::empty(shape, out.options().dtype(natural));
     }
-    config.add_output(target);
+    config.add_output(staged.defined() ? staged : out);
     converted.reserve(inputs.size());
     for (const Tensor& t : inputs) converted.push_back(as_compute(t, compute));
     for (const Tensor& t : converted) config.add_const_input(t);
@@ -201,11 +200,11 @@ Tensor& run_elementwise(axon_pointwise_op op, Tensor& out, std::initializer_list
   }
   for (const Scalar& s : scalars) set_scalar(d, ++d.ninputs, s);
   scalars_to_compute(d, compute, !keeps_float_scalars(op));
-  AXON_CHECK(axon_elementwise(stream_for(target), op, to_axon_dtype(compute),
-                              to_axon_dtype(natural), &d, alpha, beta));
-  if (!target.is_same(out)) {
-    at::native::resize_output(out, target.sizes());
-    out.copy_(target);
+  AXON_CHECK(axon_elementwise(stream_for(staged.defined() ? staged : out), op,
+                              to_axon_dtype(compute), to_axon_dtype(natural), &d, alpha, beta));
+  if (staged.defined()) {
+    at::native::resize_output(out, staged.sizes());
+    out.copy_(staged);
   }
   return out;
 }
@@ -278,7 +277,7 @@ Tensor hardtanh_backward(const Tensor& grad, const Tensor& self, const Scalar& l
 // A functional op's new result, shaped and laid out as TensorIterator lays out the result of
 // CPU and CUDA kernels (following the inputs' strides: a transposed input gives a transposed
 // result). CPU scalars neither shape nor lay it out, and may outnumber what one iterator takes.
-Tensor empty_following(std::initializer_list<Tensor> inputs, at::ScalarType dtype) {
+Tensor empty_following(TensorRefs inputs, at::ScalarType dtype) {
   at::TensorIteratorConfig config;
   config.add_owned_output(Tensor());
   c10::optional<c10::Device> device;
