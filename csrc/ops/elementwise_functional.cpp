@@ -2,10 +2,10 @@
 // PyTorch derives these forms from the out= kernel (ops/pointwise_table.cpp, elementwise.cpp)
 // through the op's meta function: a TensorIterator that works out the result's shape, type and
 // strides, then a dispatched empty_strided for it. For a one-element op that is a third of its
-// host time. When every tensor operand is a contiguous tensor of one shape, device and floating
-// type, and the rest are Python numbers, the iterator has nothing to decide: the result is a
-// contiguous tensor of that shape and type (a floating tensor keeps its type against Python
-// numbers), so the fast path allocates it and calls the out= kernel directly. Every other call
+// host time. When every tensor operand has the standard contiguous strides of one shape, device
+// and floating type, and the rest are Python numbers, the iterator has nothing to decide: the
+// result is a contiguous tensor of that shape and type (a floating tensor keeps its type against
+// Python numbers), so the fast path allocates it and calls the out= kernel directly. Every other call
 // goes to the op's own CompositeExplicitAutogradNonFunctional kernel, the one PyTorch would have
 // used, so broadcasting, promotion, layouts and errors stay PyTorch's.
 #include <ATen/CompositeExplicitAutogradNonFunctionalFunctions.h>
