@@ -5,9 +5,9 @@
 // host time. When every tensor operand has the standard contiguous strides of one shape, device
 // and floating type, and the rest are Python numbers, the iterator has nothing to decide: the
 // result is a contiguous tensor of that shape and type (a floating tensor keeps its type against
-// Python numbers), so the fast path allocates it and calls the out= kernel directly. Every other call
-// goes to the op's own CompositeExplicitAutogradNonFunctional kernel, the one PyTorch would have
-// used, so broadcasting, promotion, layouts and errors stay PyTorch's.
+// Python numbers), so the fast path allocates it and calls the out= kernel directly. Every other
+// call goes to the op's own CompositeExplicitAutogradNonFunctional kernel, the one PyTorch would
+// have used, so broadcasting, promotion, layouts and errors stay PyTorch's.
 #include <ATen/CompositeExplicitAutogradNonFunctionalFunctions.h>
 #include <ATen/EmptyTensor.h>
 #include <torch/library.h>
