@@ -95,15 +95,15 @@ at::ScalarType compute_type(TensorRefs inputs, std::initializer_list<at::Scalar>
 // and CPU scalars through TensorIterator; extra scalars follow the tensors as scalar inputs;
 // an output of another dtype than the natural one gets a converted copy.
 at::Tensor& run_elementwise(axon_pointwise_op op, at::Tensor& out, TensorRefs inputs,
-                            at::ScalarType compute,
-                            Output kind = Output::Compute, double alpha = 0, double beta = 0,
-                            std::initializer_list<at::Scalar> scalars = {});
+                            at::ScalarType compute, Output kind = Output::Compute, double alpha = 0,
+                            double beta = 0, std::initializer_list<at::Scalar> scalars = {});
 at::Tensor& unary(axon_pointwise_op op, const at::Tensor& self, at::Tensor& out, Promote promote,
                   double alpha = 0, double beta = 0);
 at::Tensor& binary(axon_pointwise_op op, const at::Tensor& a, const at::Tensor& b, at::Tensor& out,
                    Promote promote = Promote::Same, double alpha = 0, double beta = 0);
 // Comparisons writing bool (the inputs promoted to one type), against a tensor or a scalar.
-at::Tensor& compare(axon_pointwise_op op, const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor& compare(axon_pointwise_op op, const at::Tensor& a, const at::Tensor& b,
+                    at::Tensor& out);
 at::Tensor& compare_scalar(axon_pointwise_op op, const at::Tensor& a, const at::Scalar& b,
                            at::Tensor& out);
 // Predicates that are false for every integer (isnan, isposinf ...): bool, in the input's type.
