@@ -29,7 +29,7 @@ BUILD_ENV = PATH=/usr/lib/ccache:$$PATH MAX_JOBS=2 TORCH_DEVICE_BACKEND_AUTOLOAD
 
 .PHONY: setup deps model-zoo build demo test test-runtime test-python sanitize tsan format lint clean coverage bench bench-kernels soak fuzz warmup models \
 	modules accuracy wheel-check test-slow test-rusticl serving-setup test-serving bench-serving bench-fused-eager \
-	test-fused-eager test-python-fused
+	test-unfused-eager test-python-unfused
 
 # The measurement tools (torch_axon/tools/) write the reports a reader reads (markdown, charts) to
 # --out and their raw results and resume checkpoints (JSON, JSON lines) to --data. The repository
@@ -62,7 +62,7 @@ build:
 demo: setup
 	$(PYTHON) -m torch_axon.demo
 
-test: setup test-runtime sanitize test-python test-python-fused
+test: setup test-runtime sanitize test-python test-python-unfused
 
 test-runtime:
 	$(MAKE) -C runtime test
@@ -157,19 +157,20 @@ bench-kernels: setup
 bench-fused-eager: setup
 	$(PYTHON) -m torch_axon.tools.bench.fused_eager $(TOOL_OUTPUT) $(BENCH_ARGS)
 
-# Fused eager mode on (docs/fused-eager.md): make test runs the files where pointwise work,
-# threads, faults and training meet it (about 3 minutes); make test-fused-eager runs the whole
-# suite so (as long as make test-python, and a little longer while its kernels build).
-FUSED_EAGER_TESTS = tests/test_elementwise.py tests/test_elementwise_activations.py \
+# Fused eager mode (docs/fused-eager.md) is on by default, so make test-python runs the suite with
+# it. make test runs again, with the mode off, the files where pointwise work, threads, faults and
+# training meet it (about 3 minutes): the op-by-op kernels stay tested; make test-unfused-eager
+# runs the whole suite so.
+UNFUSED_EAGER_TESTS = tests/test_elementwise.py tests/test_elementwise_activations.py \
 	tests/test_special_values.py tests/test_rounding_trig_activations.py tests/test_training.py \
 	tests/test_models.py tests/test_processes.py tests/test_threads.py tests/test_fused_optimizers.py \
 	tests/test_amp.py tests/test_oom_training.py tests/test_faults.py tests/test_deterministic.py \
 	tests/test_exit.py tests/test_elementwise_functional.py
-test-python-fused:
-	AXON_FUSED_EAGER=1 $(PYTHON) -m pytest -q -m "not slow" $(FUSED_EAGER_TESTS)
+test-python-unfused:
+	AXON_FUSED_EAGER=0 $(PYTHON) -m pytest -q -m "not slow" $(UNFUSED_EAGER_TESTS)
 
-test-fused-eager:
-	AXON_FUSED_EAGER=1 $(PYTHON) -m pytest tests -q -m "not slow"
+test-unfused-eager:
+	AXON_FUSED_EAGER=0 $(PYTHON) -m pytest tests -q -m "not slow"
 
 # The differential fuzzer's long run (issue 24): random programs eager and compiled on axon against
 # the CPU (rewrites docs/fuzz.md; FUZZ_ARGS=--programs N --seed S).

@@ -326,12 +326,14 @@ def test_a_foreach_adamw_update_of_a_dozen_tensors_is_one_kernel():
 
 
 def test_switching_off_launches_recorded_work():
-    torch.axon.set_fused_eager(True)
-    x = torch.full((100,), 3.0, device=AXON)
-    y = x * 2 + 1
-    torch.axon.set_fused_eager(False)
-    assert not torch.axon.is_fused_eager_enabled()
-    assert y.cpu().tolist() == [7.0] * 100
+    with fused(True):
+        x = torch.full((100,), 3.0, device=AXON)
+        torch.axon.fused_eager_stats(reset=True)
+        y = x * 2 + 1
+        assert torch.axon.fused_eager_stats()["ops_recorded"] == 2  # recorded, not launched
+        torch.axon.set_fused_eager(False)  # the context puts the mode back as it found it
+        assert not torch.axon.is_fused_eager_enabled()
+        assert y.cpu().tolist() == [7.0] * 100
 
 
 def test_the_profiler_names_the_ops_of_a_fused_kernel():

@@ -294,8 +294,8 @@ def fallback_ops(reset: bool = False) -> dict[str, int]:
 def set_fused_eager(enabled: bool) -> None:
     """Fused eager mode on or off for the process (docs/fused-eager.md): pointwise ops of the
     float types are recorded per stream and launched as one generated kernel when their results
-    are needed, with results identical to op-by-op eager. Off by default; ``AXON_FUSED_EAGER=1``
-    turns it on at start. Turning it off launches whatever is recorded."""
+    are needed, with results identical to op-by-op eager. On by default; ``AXON_FUSED_EAGER=0``
+    turns it off at start. Turning it off launches whatever is recorded."""
     _C._set_fused_eager(bool(enabled))
 
 

@@ -87,35 +87,26 @@ Tensor& unary_inplace(Tensor& self) {
   return unary(Op, self, self, Promote::Same);
 }
 
-template <axon_pointwise_op Op, Tensor (*Composite)(const Tensor&, const Tensor&)>
-Tensor binary_functional(const Tensor& a, const Tensor& b) {
-  const Tensor* lead = line_lead(a, b);
-  if (lead == nullptr) return Composite(a, b);
-  c10::DeviceGuard guard(lead->device());
-  Tensor out = empty_line(*lead);
-  return binary(Op, a, b, out);
-}
+// The binary forms, with add's and sub's alpha as an optional last argument (`Alpha` is empty or
+// one Scalar); an alpha the fast path cannot take goes to PyTorch's path. A class holds the
+// operand types so that each Composite's type names the one overload it means.
+template <axon_pointwise_op Op, typename... Alpha>
+struct Binary {
+  template <Tensor (*Composite)(const Tensor&, const Tensor&, const Alpha&...)>
+  static Tensor functional(const Tensor& a, const Tensor& b, const Alpha&... alpha) {
+    const Tensor* lead = (plain_alpha(alpha) && ...) ? line_lead(a, b) : nullptr;
+    if (lead == nullptr) return Composite(a, b, alpha...);
+    c10::DeviceGuard guard(lead->device());
+    Tensor out = empty_line(*lead);
+    return binary(Op, a, b, out, Promote::Same, alpha.toDouble()...);
+  }
 
-template <axon_pointwise_op Op, Tensor& (*Composite)(Tensor&, const Tensor&)>
-Tensor& binary_inplace(Tensor& a, const Tensor& b) {
-  if (line_lead(a, b) != &a) return Composite(a, b);
-  return binary(Op, a, b, a);
-}
-
-template <axon_pointwise_op Op, Tensor (*Composite)(const Tensor&, const Tensor&, const Scalar&)>
-Tensor alpha_functional(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  const Tensor* lead = plain_alpha(alpha) ? line_lead(a, b) : nullptr;
-  if (lead == nullptr) return Composite(a, b, alpha);
-  c10::DeviceGuard guard(lead->device());
-  Tensor out = empty_line(*lead);
-  return binary(Op, a, b, out, Promote::Same, alpha.toDouble());
-}
-
-template <axon_pointwise_op Op, Tensor& (*Composite)(Tensor&, const Tensor&, const Scalar&)>
-Tensor& alpha_inplace(Tensor& a, const Tensor& b, const Scalar& alpha) {
-  if (!plain_alpha(alpha) || line_lead(a, b) != &a) return Composite(a, b, alpha);
-  return binary(Op, a, b, a, Promote::Same, alpha.toDouble());
-}
+  template <Tensor& (*Composite)(Tensor&, const Tensor&, const Alpha&...)>
+  static Tensor& inplace(Tensor& a, const Tensor& b, const Alpha&... alpha) {
+    if (!(plain_alpha(alpha) && ...) || line_lead(a, b) != &a) return Composite(a, b, alpha...);
+    return binary(Op, a, b, a, Promote::Same, alpha.toDouble()...);
+  }
+};
 
 }  // namespace
 
@@ -126,15 +117,15 @@ Tensor& alpha_inplace(Tensor& a, const Tensor& b, const Scalar& alpha) {
   m.impl(#aten, &unary_functional<AXON_PW_##row, &composite::aten>); \
   m.impl(#aten "_", &unary_inplace<AXON_PW_##row, &composite::aten##_>)
 #define BINARY_FUNCTIONAL(row, aten, name) \
-  m.impl(name, &binary_functional<AXON_PW_##row, &composite::aten>)
+  m.impl(name, &Binary<AXON_PW_##row>::functional<&composite::aten>)
 #define BINARY_INPLACE(row, aten, name) \
-  m.impl(name, &binary_inplace<AXON_PW_##row, &composite::aten##_>)
+  m.impl(name, &Binary<AXON_PW_##row>::inplace<&composite::aten##_>)
 #define BINARY(row, aten, overload)             \
   BINARY_FUNCTIONAL(row, aten, #aten overload); \
   BINARY_INPLACE(row, aten, #aten "_" overload)
-#define ALPHA(row, aten)                                                       \
-  m.impl(#aten ".Tensor", &alpha_functional<AXON_PW_##row, &composite::aten>); \
-  m.impl(#aten "_.Tensor", &alpha_inplace<AXON_PW_##row, &composite::aten##_>)
+#define ALPHA(row, aten)                                                                 \
+  m.impl(#aten ".Tensor", &Binary<AXON_PW_##row, Scalar>::functional<&composite::aten>); \
+  m.impl(#aten "_.Tensor", &Binary<AXON_PW_##row, Scalar>::inplace<&composite::aten##_>)
 
 AXON_ATEN_IMPL(m) {
   ALPHA(add, add);

@@ -10,7 +10,7 @@
 extern "C" {
 #endif
 
-/* On or off for the whole process. Off by default; AXON_FUSED_EAGER=1 turns it on at start.
+/* On or off for the whole process. On by default; AXON_FUSED_EAGER=0 turns it off at start.
  * Turning it off launches whatever is recorded. */
 AXON_API axon_status_t axon_fused_eager_set(int on);
 AXON_API int axon_fused_eager_enabled(void);

@@ -57,7 +57,7 @@ int axon_fused_eager_enabled(void) {
   int state = atomic_load(&enabled);
   if (state < 0) {
     const char *env = getenv("AXON_FUSED_EAGER");
-    state = env && *env && strcmp(env, "0") ? 1 : 0;
+    state = env && *env ? strcmp(env, "0") != 0 : 1; /* on unless AXON_FUSED_EAGER=0 */
     atomic_store(&enabled, state);
   }
   return state;

@@ -48,6 +48,15 @@ def markdown(results: dict, chart_dir: str | None) -> str:
         "`build/reports/`, which is not committed).",
         "",
     ]
+    if results.get("fused_eager"):
+        lines += [
+            f"Fused eager mode was {results['fused_eager']} for the model and compiled rows (its default: on). "
+            "The ceilings, operator, pointwise, optimizer and user-kernel rows ran with it off: they time Axon's "
+            "own kernels, and with the mode on a loop of one op is timed as a fused group, in which a discarded "
+            "result is never stored. The mode's own rows, fused against unfused, are in "
+            "[benchmarks-fused-eager.md](benchmarks-fused-eager.md).",
+            "",
+        ]
     if results.get("quick"):
         lines += ["**A `--quick` run: tiny shapes, a check that the suite runs; it measures nothing.**", ""]
     lines += [

@@ -118,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         "transformers": transformers.__version__,
         **model_zoo.versions(),
         "device": torch.axon.get_device_name(0),
+        # The sweep runs in this process: AXON_FUSED_EAGER decides its mode
+        "fused_eager": "on" if torch.axon.is_fused_eager_enabled() else "off",
     }
     # The other mode's run is described as it was (its JSON report's meta), not as this one
     eager_meta, compiled_meta = (earlier_meta(data / "models.json", meta), meta) if args.compile else (meta, None)

@@ -104,10 +104,11 @@ def _pct(n: int, d: int) -> str:
 def _intro(meta: dict) -> list[str]:
     names = ("torch", "transformers", "torchvision", "timm", "diffusers")
     versions = ", ".join(f"{name} {meta[name]}" for name in names if meta.get(name))
+    mode = f"; fused eager {meta['fused_eager']}" if meta.get("fused_eager") else ""
     return [
         "# Model sweep",
         "",
-        f"`python -m torch_axon.tools.models` ({meta.get('date', '')}; {versions}; device: {meta.get('device', '')}). "
+        f"`python -m torch_axon.tools.models` ({meta.get('date', '')}; {versions}; device: {meta.get('device', '')}{mode}). "
         "Every architecture of each Hugging Face family's auto mapping, built tiny from its default config with "
         "random weights (torch_axon/tools/models/tiny_configs.py, tiny_vision.py), with inputs of its kind "
         "(inputs.py: token ids, images, waveforms, spectrograms, images or audio placeholders inside text); one "
