@@ -6,8 +6,6 @@ how many groups ran as one kernel), so a test cannot pass by falling back to op-
 
 from __future__ import annotations
 
-import contextlib
-
 import pytest
 import torch
 import torch.nn.functional as F
@@ -16,14 +14,7 @@ AXON = "axon"
 pytestmark = pytest.mark.skipif(not torch.axon.is_available(), reason="no axon device")
 
 
-@contextlib.contextmanager
-def fused(on: bool):
-    before = torch.axon.is_fused_eager_enabled()
-    torch.axon.set_fused_eager(on)
-    try:
-        yield
-    finally:
-        torch.axon.set_fused_eager(before)
+fused = torch.axon.fused_eager  # the mode inside a block, put back after
 
 
 def run_both(program, *inputs, repeats: int = 3):
@@ -326,6 +317,7 @@ def test_a_foreach_adamw_update_of_a_dozen_tensors_is_one_kernel():
 
 
 def test_switching_off_launches_recorded_work():
+    before = torch.axon.is_fused_eager_enabled()
     with fused(True):
         x = torch.full((100,), 3.0, device=AXON)
         torch.axon.fused_eager_stats(reset=True)
@@ -334,6 +326,7 @@ def test_switching_off_launches_recorded_work():
         torch.axon.set_fused_eager(False)  # the context puts the mode back as it found it
         assert not torch.axon.is_fused_eager_enabled()
         assert y.cpu().tolist() == [7.0] * 100
+    assert torch.axon.is_fused_eager_enabled() == before
 
 
 def test_the_profiler_names_the_ops_of_a_fused_kernel():

@@ -4,10 +4,19 @@ in Chrome traces (issue 4)."""
 
 import json
 
+import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
 
 DEV = "axon"
+
+
+@pytest.fixture(autouse=True)
+def op_by_op():
+    """Each op's own kernel, under that op. With fused eager mode (the default) the pointwise ops'
+    kernels run later, under the op that needed their results (test_fused_eager.py checks that)."""
+    with torch.axon.fused_eager(False):
+        yield
 
 
 def profiled(fn):

@@ -303,6 +303,18 @@ def is_fused_eager_enabled() -> bool:
     return _C._fused_eager_enabled()
 
 
+@contextlib.contextmanager
+def fused_eager(enabled: bool):
+    """Fused eager mode on or off inside the block, and back as it was after (what was recorded
+    is launched when the mode goes off, on the way in or out)."""
+    before = is_fused_eager_enabled()
+    set_fused_eager(enabled)
+    try:
+        yield
+    finally:
+        set_fused_eager(before)
+
+
 def wait_fused_kernel_builds() -> None:
     """Returns once the fused kernels being built in the background are built: from then on,
     groups of their structures run fused (tests and benchmarks that need a known step)."""

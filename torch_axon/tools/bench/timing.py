@@ -8,10 +8,9 @@ alike instead of biasing whichever ran second.
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -24,18 +23,12 @@ def synchronize(device: str) -> None:
         torch.cuda.synchronize()
 
 
-@contextlib.contextmanager
-def unfused() -> Iterator[None]:
+def unfused():
     """Fused eager mode off inside, as it was after. Rows that time one op's kernel need it: with
     the mode on, a loop of one op is timed as a fused group, in which a discarded result is never
     stored and repeated writes of one output are stored once (benchmarks-fused-eager.md times the
     mode itself)."""
-    was = torch.axon.is_fused_eager_enabled()
-    torch.axon.set_fused_eager(False)
-    try:
-        yield
-    finally:
-        torch.axon.set_fused_eager(was)
+    return torch.axon.fused_eager(False)
 
 
 @dataclass

@@ -108,7 +108,8 @@ def _intro(meta: dict) -> list[str]:
     return [
         "# Model sweep",
         "",
-        f"`python -m torch_axon.tools.models` ({meta.get('date', '')}; {versions}; device: {meta.get('device', '')}{mode}). "
+        f"`python -m torch_axon.tools.models` ({meta.get('date', '')}; {versions}; "
+        f"device: {meta.get('device', '')}{mode}). "
         "Every architecture of each Hugging Face family's auto mapping, built tiny from its default config with "
         "random weights (torch_axon/tools/models/tiny_configs.py, tiny_vision.py), with inputs of its kind "
         "(inputs.py: token ids, images, waveforms, spectrograms, images or audio placeholders inside text); one "
