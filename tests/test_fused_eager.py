@@ -439,7 +439,7 @@ EVICTION = (
     + """
 unary = [torch.sin, torch.cos, torch.exp, torch.tanh, torch.sigmoid, torch.neg, torch.abs, torch.erf]
 chains = [[unary[i], unary[(i + 1) % 8], unary[(i + 3) % 8]] for i in range(8)]
-torch.axon.set_fused_eager(False)  # AXON_FUSED_EAGER=1 may have turned it on
+torch.axon.set_fused_eager(False)  # on by default
 expected = [chain(x, c).cpu() for c in chains]  # op by op: the unfused kernels' programs
 programs = torch_axon._C._live_objects()["programs"]
 torch.axon.set_fused_eager(True)

@@ -81,6 +81,7 @@ def main(argv=None) -> int:
     reference = copy.deepcopy(model)
 
     torch.axon.fallback_ops(reset=True)
+    torch.axon.fused_eager_stats(reset=True)
     axon_losses, axon_time = train(model, data, "axon", args.steps, args.batch, args.log_every, "axon:0")
     fallbacks = torch.axon.fallback_ops()
     cpu_losses, cpu_time = train(reference, data, "cpu", args.steps, args.batch, 0, "cpu")
@@ -97,6 +98,12 @@ def main(argv=None) -> int:
     print(f"largest relative loss difference from the CPU run: {worst:.2e}")
     print(f"time: axon {axon_time:.2f} s (cold kernel builds included), cpu {cpu_time:.2f} s")
     print(f"ops that fell back to the CPU: {fallbacks if fallbacks else 'none'}")
+    if torch.axon.is_fused_eager_enabled():  # docs/fused-eager.md; AXON_FUSED_EAGER=0 turns it off
+        fused = torch.axon.fused_eager_stats()
+        print(
+            f"fused eager mode: {fused['ops_fused']} of {fused['ops_recorded']} pointwise ops ran in "
+            f"{fused['groups_fused']} fused kernel launches"
+        )
     ok = worst <= 1e-4 and not fallbacks
     print("OK" if ok else "MISMATCH")
     return 0 if ok else 1
