@@ -351,6 +351,59 @@ def test_generated_source_that_fails_to_build_names_a_file(tmp_path):
         kernel.run([torch.zeros(1, device=DEVICE)], [1])
 
 
+def _kernels_made(monkeypatch) -> list:
+    from torch_axon.inductor import runtime
+
+    made = []
+    define = runtime.AxonKernel.__init__
+
+    def remember(self, *args):
+        define(self, *args)
+        made.append(self)
+
+    monkeypatch.setattr(runtime.AxonKernel, "__init__", remember)
+    return made
+
+
+def test_kernels_of_a_compiled_function_build_as_one_program(monkeypatch):
+    """A wrapper's kernels build together at the first launch (runtime.py: PoCL's fixed cost of
+    a build, about 0.3 s, once instead of once per kernel), and each still computes its own."""
+    made = _kernels_made(monkeypatch)
+    torch._dynamo.reset()
+
+    def fn(a, b):
+        return (a * b).sum(0), (a - b).amax(1), torch.relu(a + b).softmax(-1)
+
+    g = torch.Generator().manual_seed(0)
+    a, b = torch.randn(6, 40, generator=g), torch.randn(6, 40, generator=g)
+    got = torch.compile(fn)(a.to(DEVICE), b.to(DEVICE))
+    for expected, out in zip(fn(a, b), got, strict=True):
+        compare(expected, out)
+    assert len(made) >= 2, [k.name for k in made]
+    assert len({k._program for k in made}) == 1, {k.name: k._program for k in made}
+
+
+def test_a_kernel_that_breaks_its_batch_is_built_alone_and_named(monkeypatch):
+    """A failed batch build sends each kernel to build alone: the good ones run, and the broken
+    one's error names it."""
+    from torch_axon.inductor.prelude import prelude
+    from torch_axon.inductor.runtime import AxonKernel
+
+    params = "(__global uchar *p_base, ulong p_offset)"
+    good = AxonKernel(
+        "good_one",
+        "b",
+        0,
+        f"{prelude()}\n__kernel void good_one{params} {{ ((__global float *)(p_base + p_offset))[0] = 7.0f; }}",
+    )
+    broken = AxonKernel("broken_one", "b", 0, f"{prelude()}\n__kernel void broken_one{params} {{ oops; }}")
+    out = torch.zeros(1, device=DEVICE)
+    good.run([out], (1,))
+    assert out.item() == 7.0
+    with pytest.raises(RuntimeError, match="generated kernel broken_one failed to build"):
+        broken.run([out], (1,))
+
+
 def test_compiled_dropout_statistics():
     """Random numbers in generated kernels (Philox): dropout keeps about 1 - p, scaled."""
     torch._dynamo.reset()

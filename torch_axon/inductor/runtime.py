@@ -1,5 +1,14 @@
 """What generated wrapper code calls: an OpenCL C kernel built once through the runtime's
-program cache (memory and disk) and launched on the current stream."""
+program cache (memory and disk) and launched on the current stream.
+
+Kernels are built together: the first launch of a kernel builds every kernel defined on its
+device and not built yet (a wrapper module defines all of its kernels when it loads) as one
+program, up to BATCH_KERNELS at a time, with the prelude they all start with once. A build costs
+PoCL about 0.3 s whatever it holds, and each kernel about 0.08 s more: 20 small kernels built one
+by one took 6.5 s, together 1.6 s, and their first launches as long either way (1.1 s).
+densenet121's forward and training step compiled from cold built 512 kernels one by one in 199
+s of its 358 s, and in 10 programs in 58 s of 233 s (CPU Inductor took 224 s for the same). A kernel whose batch fails to build, or
+that has helper functions of its own, is built alone, so a build error names its kernel."""
 
 from __future__ import annotations
 
@@ -7,11 +16,21 @@ import functools
 import hashlib
 import os
 import tempfile
+import weakref
 from collections.abc import Callable
 
 import torch
 
 from .. import _C
+from .prelude import prelude, special_functions
+
+# Past this many kernels one program's build gains nothing more (its fixed cost is spread thin)
+# and a failed build, which sends each kernel to build alone, costs more.
+BATCH_KERNELS = 64
+
+# Per device, kernels defined and not built yet (weakly: a wrapper dropped before it ran builds
+# nothing).
+_unbuilt: dict[int, list[weakref.ref]] = {}
 
 
 @functools.cache
@@ -61,6 +80,19 @@ class AxonKernel:
         self.source = source
         self._program: int | None = None
         self._launches: dict[tuple, Callable[[list], None]] = {}
+        _unbuilt.setdefault(device, []).append(weakref.ref(self))
+
+    def _shared_parts(self) -> tuple[bool, str] | None:
+        """(whether it includes the special functions, its source past the prelude) when its
+        source is the prelude, maybe the special functions, then the kernel and nothing else;
+        else None (helper functions of its own could clash with another kernel's)."""
+        rest = _past(self.source, prelude())
+        if rest is None:
+            return None
+        past_special = _past(rest, special_functions())
+        special = past_special is not None
+        rest = past_special if special else rest
+        return (special, rest) if rest.startswith("__kernel void ") else None
 
     def _build(self) -> int:
         try:
@@ -88,6 +120,8 @@ class AxonKernel:
             launch = _skip
         else:
             if self._program is None:
+                _build_together(self.device)
+            if self._program is None:
                 self._program = self._build()
             group = group_size(self.device, sizes[0])
             sizes[0] = -(-sizes[0] // group) * group
@@ -107,3 +141,40 @@ class AxonKernel:
         if launch is None:
             launch = self._launcher(grid)
         launch(args)
+
+
+def _past(source: str, part: str) -> str | None:
+    """What follows ``part`` at the start of ``source`` (each as the wrapper writes it, between
+    blank lines), or None."""
+    source, part = source.lstrip("\n"), part.strip("\n")
+    return source[len(part) :].lstrip("\n") if source.startswith(part) else None
+
+
+def _build_together(device: int) -> None:
+    """Builds the device's unbuilt kernels in programs of up to BATCH_KERNELS, grouped by whether
+    they include the special functions, each name once per program. Those left without a program
+    (alone in their group, or in a group whose build failed) build alone when launched."""
+    waiting = [k for k in (ref() for ref in _unbuilt.pop(device, [])) if k is not None and k._program is None]
+    groups: dict[bool, list[list[tuple[AxonKernel, str]]]] = {False: [], True: []}
+    for kernel in waiting:
+        parts = kernel._shared_parts()
+        if parts is None:
+            continue
+        special, body = parts
+        batches = groups[special]
+        batch = next((b for b in batches if len(b) < BATCH_KERNELS and all(k.name != kernel.name for k, _ in b)), None)
+        if batch is None:
+            batch = []
+            batches.append(batch)
+        batch.append((kernel, body))
+    for special, batches in groups.items():
+        head = prelude() + "\n" + (special_functions() + "\n" if special else "")
+        for batch in batches:
+            if len(batch) < 2:
+                continue
+            try:
+                program = _C._build_program(device, head + "\n".join(body for _, body in batch), "")
+            except RuntimeError:
+                continue
+            for kernel, _ in batch:
+                kernel._program = program
