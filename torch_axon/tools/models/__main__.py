@@ -121,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
         # The sweep runs in this process: AXON_FUSED_EAGER decides its mode
         "fused_eager": "on" if torch.axon.is_fused_eager_enabled() else "off",
     }
+    if not todo:  # nothing ran: this mode's records are described as the run that made them
+        meta = earlier_meta(data / ("models-compile.json" if args.compile else "models.json"), meta)
     # The other mode's run is described as it was (its JSON report's meta), not as this one
     eager_meta, compiled_meta = (earlier_meta(data / "models.json", meta), meta) if args.compile else (meta, None)
     compiled_meta = compiled_meta or earlier_meta(data / "models-compile.json", meta)
