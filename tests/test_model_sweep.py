@@ -275,3 +275,41 @@ def test_compiled_mode_tells_axon_failures_from_upstream_ones():
     assert (totals["tried"], totals["ok"], totals["axon"], totals["upstream"]) == (3, 1, 1, 1)
     text = "\n".join(report_compiled.markdown([ok, axon_only, everywhere], {"date": "today"}))
     assert "| test | axon | differs | forward differs" in text and "CPU Inductor: forward error" in text
+
+
+def _sweep_with_a_crash(tmp_path, crash: str, *args: str) -> dict:
+    """Runs the sweep (a supervised worker process) where AXON_SWEEP_CRASH kills the worker at
+    ``crash``; returns the records it left, by architecture."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "AXON_SWEEP_CRASH": crash}
+    argv = [sys.executable, "-m", "torch_axon.tools.models", "--out", str(tmp_path), *args]
+    run = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    jsonl = tmp_path / "data" / ("models-compile.jsonl" if "--compile" in args else "models.jsonl")
+    records = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    return {r["arch"]: r for r in records if r["status"] != "started"}
+
+
+def test_sweep_goes_on_past_an_architecture_that_kills_its_process(tmp_path):
+    """A worker killed by a signal on one architecture costs that architecture its verdict; the
+    sweep records how it died and resumes past it with a new worker."""
+    only = ("--family", "masked-lm", "--only", "roberta,xlm-roberta")
+    records = _sweep_with_a_crash(tmp_path, "masked-lm/roberta", *only)
+    assert records["roberta"]["status"] == "fails", records
+    assert records["roberta"]["error"] == "the process was killed by SIGSEGV", records
+    assert records["xlm-roberta"]["status"] == "ok", records
+    assert "roberta" in (tmp_path / "models.md").read_text()
+
+
+def test_compiled_sweep_asks_cpu_inductor_about_a_crash(tmp_path):
+    """In the compiled mode a crash is checked on CPU Inductor in a fresh process: where that
+    process dies too, the crash is upstream's (as for granite_speech's AOTAutograd cache entry,
+    docs/models.md)."""
+    only = ("--family", "masked-lm", "--only", "roberta")
+    records = _sweep_with_a_crash(tmp_path, "masked-lm/roberta", "--compile", *only)
+    assert records["roberta"]["status"] == "upstream", records
+    assert records["roberta"]["cpu_compile"] == "the process was killed by SIGSEGV too", records

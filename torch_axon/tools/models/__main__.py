@@ -1,9 +1,11 @@
 """``python -m torch_axon.tools.models``: the model sweep, resumable, with a report.
 
 Each architecture's record is appended to a JSON-lines file, ``DATA/models.jsonl``, as soon as it is
-done (and a "started" line before it runs), so an interrupted sweep resumes where it stopped, and
-an architecture that killed the process is recorded as such instead of being retried. The report
-goes to ``OUT/models.md``, every record to ``DATA/models.json``.
+done (and a "started" line before it runs), so an interrupted sweep resumes where it stopped. The
+sweep runs in a watched child process (supervisor.py): an architecture that kills the process or
+hangs it is recorded as such (in the compiled mode, ``upstream`` where CPU Inductor dies or fails
+on it too) and the sweep goes on past it. The report goes to ``OUT/models.md``, every record to
+``DATA/models.json``.
 
     python -m torch_axon.tools.models [--family causal-lm,timm] [--only llama,gpt2] [--redo] [--fresh]
                                       [--compile] [--timeout 300] [--out DIR] [--data DIR]
@@ -36,6 +38,7 @@ import torch
 from .. import add_output_args, output_dirs
 from . import model_zoo, report
 from .families import FAMILIES
+from .supervisor import IDLE, crash_if_asked, supervise, write_state
 
 
 def load(path: str | os.PathLike) -> dict[tuple[str, str], dict]:
@@ -71,17 +74,31 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per architecture")
     p.add_argument("--compile", action="store_true", help="the compiled mode (torch.compile on axon)")
     add_output_args(p, "folder of the markdown report models.md", "folder of the records models.jsonl and models.json")
+    # Between the supervisor and its workers (supervisor.py)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--resume-after", default="", help=argparse.SUPPRESS)
+    p.add_argument("--judge-crash", default="", help=argparse.SUPPRESS)
+    p.add_argument("--answer", default="", help=argparse.SUPPRESS)
+    argv = sys.argv[1:] if argv is None else argv
     args = p.parse_args(argv)
     out, data = output_dirs(args)
     mode = "models-compile" if args.compile else "models"
     jsonl, markdown = data / f"{mode}.jsonl", out / "models.md"
+    if not args.worker:
+        if args.fresh and os.path.exists(jsonl):
+            os.remove(jsonl)
+        return supervise([a for a in argv if a != "--fresh"], jsonl, args.timeout, args.compile)
     # Before transformers looks for them: its timm-backed architectures (TimmWrapper, Gemma 3n's
     # audio tower, FastVLM) need timm, and timm needs torchvision.
     model_zoo.activate()
     import transformers
 
-    if args.fresh and os.path.exists(jsonl):
-        os.remove(jsonl)
+    if args.judge_crash:
+        family, arch = args.judge_crash.split("/", 1)
+        crash_if_asked(family, arch)
+        with open(args.answer, "w") as answer:
+            json.dump({"cpu_compile": FAMILIES[family].cpu_inductor_outcome(arch, args.timeout)}, answer)
+        return 0
     done = load(jsonl)
     only = {a for a in args.only.split(",") if a}
     families = [f for f in args.family.split(",") if f]
@@ -94,16 +111,22 @@ def main(argv: list[str] | None = None) -> int:
         for arch in FAMILIES[fam].architectures()
         if (not only or arch in only) and ((fam, arch) not in done or (args.redo and only))
     ]
+    if args.resume_after:  # after an architecture that killed the worker before this one
+        family, arch = args.resume_after.split("/", 1)
+        todo = todo[todo.index((family, arch)) + 1 :] if (family, arch) in todo else todo
     total = len(todo)
     start = time.perf_counter()
     with open(jsonl, "a") as log:
         for i, (fam, arch) in enumerate(todo, 1):
             log.write(json.dumps({"family": fam, "arch": arch, "status": "started"}) + "\n")
             log.flush()
+            write_state(os.environ.get("AXON_SWEEP_STATE"), fam, arch)
+            crash_if_asked(fam, arch)
             source = FAMILIES[fam]
             r = source.run_compiled(fam, arch, args.timeout) if args.compile else source.run(arch, args.timeout)
             log.write(json.dumps(r, default=str) + "\n")
             log.flush()
+            write_state(os.environ.get("AXON_SWEEP_STATE"), fam, IDLE)
             done[(fam, arch)] = r
             elapsed = time.perf_counter() - start
             bar = "#" * int(30 * i / total) + "." * (30 - int(30 * i / total))

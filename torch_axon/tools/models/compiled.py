@@ -87,6 +87,31 @@ def run_compiled(build: Callable[[], Case], record: dict, timeout: float) -> dic
     return record
 
 
+def cpu_inductor_outcome(build: Callable[[], Case], timeout: float) -> str:
+    """For a model whose compiled run on axon killed its process (supervisor.py), whether PyTorch's
+    CPU Inductor compiles it and takes the same forward and training step: "ok" where it does (the
+    crash is then axon's), else its error. It runs in a process of its own, as the crash may repeat."""
+    record: dict = {}
+    with quiet(), torch._dynamo.config.patch(recompile_limit=RECOMPILE_LIMIT):
+        try:
+            with time_limit(timeout):
+                prepared = prepare(build, record)
+                if prepared is None:
+                    return f"cannot be built here: {record.get('error')}"
+                case, untouched, inputs = prepared
+                case.generate = None
+                cpu = _cpu_reference(case, record)
+                if cpu is None:
+                    return f"fails eagerly on the CPU here: {record.get('error')}"
+                _fresh_dynamo()
+                _run(case, untouched, inputs, {**cpu, "grads64": None}, {})
+        except PairTimeout:
+            return f"no result within {timeout:.0f} s"
+        except Exception as e:  # noqa: BLE001
+            return first_line(e)
+    return "ok"
+
+
 def _compare_compiled(build: Callable[[], Case], record: dict) -> None:
     prepared = prepare(build, record)
     if prepared is None:

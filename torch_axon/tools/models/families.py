@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from . import diffusers_models, hf, timm_models, torchvision_models
 from .compare import Case, run_case
-from .compiled import run_compiled
+from .compiled import cpu_inductor_outcome, run_compiled
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,10 @@ class Source:
     def run_compiled(self, family: str, arch: str, timeout: float) -> dict:
         """The compiled mode's record (compiled.py) of one architecture."""
         return run_compiled(lambda: self.build(arch), {"family": family, "arch": arch}, timeout)
+
+    def cpu_inductor_outcome(self, arch: str, timeout: float) -> str:
+        """CPU Inductor's outcome (compiled.py) for an architecture whose run killed its process."""
+        return cpu_inductor_outcome(lambda: self.build(arch), timeout)
 
 
 def _hf(family: str) -> Source:
