@@ -12,7 +12,8 @@ to call directly.
   calls to build and launch a kernel; ``device_interface.py``: the device for Dynamo;
 - ``sympy_fixes.py``: a repair to Inductor's index functions that non-CPU lowerings need;
 - ``mixed_devices.py``: axon counts as a GPU where a lowering picks a mixed node's device;
-- ``arg_reductions.py``: argmax/argmin over a non-contiguous tensor get logical indices.
+- ``arg_reductions.py``: argmax/argmin over a non-contiguous tensor get logical indices;
+- ``view_meta_cache.py``: AOTAutograd's cache skips entries torch 2.13 would save corrupt.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def register() -> dict[str, type | None]:
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
     from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 
-    from . import arg_reductions, mixed_devices, sympy_fixes
+    from . import arg_reductions, mixed_devices, sympy_fixes, view_meta_cache
     from .device_interface import AxonInterface
     from .kernel import OpenCLScheduling
     from .wrapper import AxonCppWrapperNotSupported, AxonDeviceOpOverrides, AxonWrapperCodegen, GeneratorKey
@@ -47,6 +48,7 @@ def register() -> dict[str, type | None]:
     sympy_fixes.apply()
     mixed_devices.apply()
     arg_reductions.apply()
+    view_meta_cache.apply()
     register_interface_for_device("axon", AxonInterface)
     for index in range(torch.axon.device_count()):
         register_interface_for_device(f"axon:{index}", AxonInterface)

@@ -7,8 +7,9 @@ program, up to BATCH_KERNELS at a time, with the prelude they all start with onc
 PoCL about 0.3 s whatever it holds, and each kernel about 0.08 s more: 20 small kernels built one
 by one took 6.5 s, together 1.6 s, and their first launches as long either way (1.1 s).
 densenet121's forward and training step compiled from cold built 512 kernels one by one in 199
-s of its 358 s, and in 10 programs in 58 s of 233 s (CPU Inductor took 224 s for the same). A kernel whose batch fails to build, or
-that has helper functions of its own, is built alone, so a build error names its kernel."""
+s of its 358 s, and in 10 programs in 58 s of 233 s (CPU Inductor took 224 s for the same). A
+kernel whose batch fails to build, or that has helper functions of its own, is built alone, so a
+build error names its kernel."""
 
 from __future__ import annotations
 
