@@ -81,7 +81,9 @@ def markdown(records: list[dict], meta: dict) -> list[str]:
         f"where float32 cannot tell, within {GRAD64_TOL:g} in float64, compiled on axon too); no generation. "
         "Where axon fails or differs, PyTorch's CPU Inductor compiles the same model: *upstream* counts those "
         "where it fails or differs as well (the fault is in the compiler stack above Axon's code generator or in "
-        "the model under compile), *axon* those it runs, Axon's to fix; *timeout* those that ran out of the "
+        "the model under compile), *axon* those it runs, Axon's to fix; a model that kills or hangs its process "
+        "is judged so too, CPU Inductor running it in a fresh process (supervisor.py). *timeout*: those that ran "
+        "out of the "
         "time given to an architecture (compiling on a shared two-core machine; no verdict). *tried*: the "
         "architectures that build and run eagerly on the CPU.",
         "",
