@@ -100,17 +100,14 @@ def supervise(argv: list[str], jsonl: Path, timeout: float, compiled: bool) -> i
             if state is None:  # it ended between architectures: its own doing, not a model's
                 return returncode
             key = f"{state['family']}/{state['arch']}"
-            record = {"family": state["family"], "arch": state["arch"], "status": "fails"}
-            if compiled:
-                record["mode"] = "compile"
-            record["error"] = _died(how)
+            record = {"family": state["family"], "arch": state["arch"], "status": "fails", "error": _died(how)}
             record["seconds"] = round(time.time() - state["since"], 2)
+            cpu_inductor = ""
             if compiled:
-                record["cpu_compile"] = _cpu_inductor_outcome(worker, state_path, key, limit)
-                if record["cpu_compile"] != "ok":
-                    record["status"] = "upstream"
+                outcome = _cpu_inductor_outcome(worker, state_path, key, limit)
+                record.update(mode="compile", cpu_compile=outcome, status="fails" if outcome == "ok" else "upstream")
+                cpu_inductor = f" (CPU Inductor: {outcome})"
             with open(jsonl, "a") as log:
                 log.write(json.dumps(record) + "\n")
-            cpu_inductor = f" (CPU Inductor: {record['cpu_compile']})" if compiled else ""
             print(f"{key}: {record['status']}, {record['error']}{cpu_inductor}", flush=True)
             resume = ["--resume-after", key]
