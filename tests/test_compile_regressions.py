@@ -117,3 +117,47 @@ def test_a_view_of_a_matmul_output_compiles_alike_in_the_next_process(tmp_path):
         assert max(result["errors"]) < 1e-5, result
         skipped.append(result["skipped"])
     assert min(skipped) >= 1, skipped  # each process compiled: the guard kept the entry out
+
+
+# (pool, input shape, keywords): the windows overhang in ceil mode in the first four
+POOLS = {
+    "2d-kernel-past-input": (F.avg_pool2d, (2, 3, 4, 4), dict(kernel_size=16, ceil_mode=True)),
+    "2d-last-window-overhangs": (F.avg_pool2d, (1, 2, 6, 8), dict(kernel_size=3, stride=2, ceil_mode=True)),
+    "2d-overhang-with-padding": (F.avg_pool2d, (1, 2, 6, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    "1d-last-window-overhangs": (F.avg_pool1d, (2, 3, 6), dict(kernel_size=3, stride=2, ceil_mode=True)),
+    "3d-last-window-overhangs": (F.avg_pool3d, (1, 2, 3, 5, 5), dict(kernel_size=2, stride=2, ceil_mode=True)),
+    "2d-overhang-pad-excluded": (
+        F.avg_pool2d,
+        (1, 2, 5, 5),
+        dict(kernel_size=2, stride=2, ceil_mode=True, count_include_pad=False),
+    ),
+    "2d-overhang-divisor": (
+        F.avg_pool2d,
+        (1, 2, 5, 5),
+        dict(kernel_size=2, stride=2, ceil_mode=True, divisor_override=3),
+    ),
+    "2d-ceil-mode-no-overhang": (F.avg_pool2d, (1, 2, 6, 6), dict(kernel_size=2, stride=2, ceil_mode=True)),
+}
+
+
+@pytest.mark.parametrize("name", POOLS)
+def test_average_pooling_gradient_in_ceil_mode_divides_as_its_forward(name):
+    """Inductor's avg_pool2d/3d backward lowerings divided the gradient of a window that ceil
+    mode lets overhang by the whole kernel, where the forward divides by the part inside the
+    padded input (pool_backward.py; EfficientNet's gradients came out 1280² times too small).
+    Compiled on axon, each case's gradient equals the CPU's eager one, and runs on axon."""
+    pool, shape, keywords = POOLS[name]
+    x = torch.randn(shape, generator=torch.Generator().manual_seed(0))
+    weight = torch.randn(pool(x, **keywords).shape, generator=torch.Generator().manual_seed(1))
+
+    def fn(t, w):
+        return (pool(t, **keywords) * w).sum()
+
+    cpu = x.clone().requires_grad_()
+    fn(cpu, weight).backward()
+    torch._dynamo.reset()
+    torch.axon.fallback_ops(reset=True)
+    on_axon = x.to("axon").requires_grad_()
+    torch.compile(fn)(on_axon, weight.to("axon")).backward()
+    torch.testing.assert_close(on_axon.grad.cpu(), cpu.grad)
+    assert torch.axon.fallback_ops(reset=True) == {}

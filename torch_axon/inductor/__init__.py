@@ -13,6 +13,7 @@ to call directly.
 - ``sympy_fixes.py``: a repair to Inductor's index functions that non-CPU lowerings need;
 - ``mixed_devices.py``: axon counts as a GPU where a lowering picks a mixed node's device;
 - ``arg_reductions.py``: argmax/argmin over a non-contiguous tensor get logical indices;
+- ``pool_backward.py``: average pooling's gradient in ceil mode divides as its forward does;
 - ``view_meta_cache.py``: AOTAutograd's cache skips entries torch 2.13 would save corrupt.
 """
 
@@ -36,7 +37,7 @@ def register() -> dict[str, type | None]:
     from torch._inductor.codegen.common import register_backend_for_device, register_device_op_overrides
     from torch._inductor.codegen.wrapper_fxir import WrapperFxCodegen
 
-    from . import arg_reductions, mixed_devices, sympy_fixes, view_meta_cache
+    from . import arg_reductions, mixed_devices, pool_backward, sympy_fixes, view_meta_cache
     from .device_interface import AxonInterface
     from .kernel import OpenCLScheduling
     from .wrapper import AxonCppWrapperNotSupported, AxonDeviceOpOverrides, AxonWrapperCodegen, GeneratorKey
@@ -48,6 +49,7 @@ def register() -> dict[str, type | None]:
     sympy_fixes.apply()
     mixed_devices.apply()
     arg_reductions.apply()
+    pool_backward.apply()
     view_meta_cache.apply()
     register_interface_for_device("axon", AxonInterface)
     for index in range(torch.axon.device_count()):
