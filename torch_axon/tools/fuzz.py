@@ -3,7 +3,7 @@
 Run it as ``python -m torch_axon.tools.fuzz --programs N --seed S`` (``--help`` lists the options). Each
 program is drawn from ``random.Random`` seeded with the run's seed and its own number, so any one of them
 can be rerun alone (``--only I``). A program is a chain of one to four ops (pointwise unary, binary
-and ternary ops, reductions, scans, views and copies; the ``OPS`` table) on one to three inputs of random
+and ternary ops, reductions, scans, pooling, views and copies; the ``OPS`` table) on one to three inputs of random
 shape (0-size and 0-dim included), dtype and memory layout (contiguous, permuted, sliced with steps and a
 storage offset, expanded with zero strides, channels-last), whose values mix ordinary numbers with
 special ones (NaN, +-inf, +-0, subnormals, the largest values, integer extremes). Inputs are built as a
@@ -103,7 +103,7 @@ class Op:
 
     name: str
     fmt: str
-    kind: str  # unary, binary, ternary, reduce, scan, view, copy
+    kind: str  # unary, binary, ternary, reduce, scan, view, copy, pool
     accuracy: str = "exact"
     operands: str = "any"
     params: Callable[[random.Random, torch.Tensor], dict | None] | None = None
@@ -245,6 +245,47 @@ def _softplus(rng, m):
 
 def _pow_scalar(rng, m):
     return {"v": rng.choice([2, 3, 0.5, -1, -2, 1.5, 0, -0.5])}
+
+
+def _window(nd: int, average: bool):
+    """Params of an ``nd``-dimensional pooling over the last ``nd`` dims (the input has one or two
+    more): per dim a kernel from 1 to past the input (in ceil mode a window may start inside the
+    input and overhang it), a stride, a padding up to half the kernel (PyTorch's limit) and for max
+    pooling a dilation; ceil mode; for averages count_include_pad and, in 2-D and 3-D, sometimes a
+    divisor. ``n``, the window's size, is the op's error budget (step_ulps)."""
+
+    def draw(rng: random.Random, m: torch.Tensor) -> dict | None:
+        if m.dim() not in (nd + 1, nd + 2):
+            return None
+        k = [rng.choice([1, 2, 2, 3, 3, max(s, 1), s + 2]) for s in m.shape[-nd:]]
+        params = {
+            "k": k,
+            "s": [rng.choice([1, 2, 3, kk]) for kk in k],
+            "p": [rng.randint(0, kk // 2) for kk in k],
+            "c": rng.random() < 0.5,
+            "n": math.prod(k),
+        }
+        if average:
+            params["i"] = rng.random() < 0.7
+            params["d"] = rng.choice([None, None, None, 3]) if nd > 1 else None
+        else:
+            params["dl"] = [rng.choice([1, 1, 2]) for _ in k]
+        return params
+
+    return draw
+
+
+def _pool_ops() -> list[Op]:
+    ops = []
+    for nd in (1, 2, 3):
+        divisor = ", divisor_override={d}" if nd > 1 else ""
+        average = f"F.avg_pool{nd}d({{0}}, {{k}}, {{s}}, {{p}}, ceil_mode={{c}}, count_include_pad={{i}}{divisor})"
+        mag = average.replace("{0}", "{0}.abs()")
+        ops.append(Op(f"avg_pool{nd}d", average, "pool", "sum", "float", _window(nd, True), mag=mag))
+        if nd < 3:  # max_pool3d's CPU kernel takes the same path
+            maximum = f"F.max_pool{nd}d({{0}}, {{k}}, {{s}}, {{p}}, dilation={{dl}}, ceil_mode={{c}})"
+            ops.append(Op(f"max_pool{nd}d", maximum, "pool", "exact", "float", _window(nd, False)))
+    return ops
 
 
 def _clamp_ops() -> list[Op]:
@@ -473,6 +514,8 @@ def _build_ops() -> dict[str, Op]:
             partners=("same",),
         ),
         Op("to", "{0}.to(torch.{dt})", "copy", params=_to),
+        # Pooling: windows over the last one to three dims
+        *_pool_ops(),
     ]
     table = {op.name: op for op in ops}
     assert len(table) == len(ops), "duplicate op names"
@@ -491,7 +534,7 @@ def _diagonal(rng: random.Random, m: torch.Tensor) -> dict:
 
 
 OPS = _build_ops()
-KIND_WEIGHTS = {"unary": 30, "binary": 28, "ternary": 6, "reduce": 16, "scan": 6, "view": 8, "copy": 6}
+KIND_WEIGHTS = {"unary": 30, "binary": 28, "ternary": 6, "reduce": 16, "scan": 6, "view": 8, "copy": 6, "pool": 6}
 
 
 # --------------------------------------------------------------------------------------------
@@ -946,6 +989,8 @@ def step_ulps(op: Op, step: dict, x: Any, out: torch.Tensor) -> float:
         return 4
     if op.kind == "reduce":
         n = max(x.numel(), 1) // max(out.numel(), 1)
+    elif op.kind == "pool":
+        n = step["params"]["n"]
     else:
         n = x.shape[step["params"]["dim"]] if x.dim() else 1
     return n + 4 + (8 if op.accuracy == "softmax" else 0)
