@@ -71,3 +71,34 @@ def test_a_long_run_goes_on_in_fresh_children(tmp_path):
     eager = state["counts"]["eager"]
     assert eager.get("ok", 0) + eager.get("finding", 0) == 5  # each program once, none twice
     assert not [f for f in state["findings"] if f["kind"] in ("crash", "hang")], state["findings"]
+
+
+def _program(values: list[float], *steps: tuple[str, list]) -> dict:
+    """A one-input float32 program with explicit values, its steps given as (op, args)."""
+    spec = {"dtype": "float32", "size": [len(values)], "stride": [1], "offset": 0, "storage": len(values)}
+    prog = {"seed": None, "inputs": [{**spec, "layout": "contiguous", "values": values}], "grad": False}
+    prog["steps"] = [{"op": op, "args": args, "params": {}} for op, args in steps]
+    prog["outputs"] = [f"v{len(steps) - 1}"]
+    return prog
+
+
+def _judged(prog: dict, error_at: int, error: float) -> str | None:
+    """compare_values' verdict on the CPU's own result with ``error`` added at one element."""
+    runner = fuzz.Runner()
+    env = runner.values(prog, "cpu")
+    expected = runner.whole(prog, fuzz.program_function(prog), "cpu").values[0]
+    wrong = expected.clone()
+    wrong[error_at] += error
+    return fuzz.compare_values(wrong, expected, fuzz.chain_tolerance(prog, env, gradient=False)(0, expected))
+
+
+def test_a_pointwise_chain_is_judged_element_by_element():
+    """A whole pointwise program's tolerance is per element (the first-order bound of its steps'
+    roundings): a huge value elsewhere in the tensor no longer lets an error of 1e-3 at 0.1 pass
+    (it did: the chain's scale was the largest value anywhere, 3e38), while a cancellation,
+    (x + 3e38) - 3e38, still allows the error it causes at its own element."""
+    scaled = _program([3e38, 0.1], ("mul", ["x0", 0.5]), ("add", ["v0", 1.0]))
+    assert _judged(scaled, 1, 0.0) is None
+    assert _judged(scaled, 1, 1e-3) is not None
+    cancelled = _program([1.0, 0.1], ("add", ["x0", 3e38]), ("sub", ["v0", 3e38]))
+    assert _judged(cancelled, 0, 1.0) is None  # float32 gives 0 where the exact result is 1

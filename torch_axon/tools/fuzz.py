@@ -729,14 +729,15 @@ def step_expr(step: dict) -> str:
     return op.fmt.format(*args, **{k: _render(v) for k, v in step["params"].items()})
 
 
-def program_source(prog: dict, name: str = "prog", ulps: list[int] | None = None) -> str:
-    """The program as Python source; ``ulps``: a sign per step, its result moved by one ulp that way."""
+def program_source(prog: dict, name: str = "prog", ulps: list[float] | None = None) -> str:
+    """The program as Python source; ``ulps``: per step, its result moved by that many ulps of its
+    dtype (``_ulp``; a sign: one ulp that way)."""
     xs = ", ".join(f"x{i}" for i in range(len(prog["inputs"])))
     lines = [f"def {name}({xs}):"]
     if ulps is None:
         lines += [f"    v{k} = {step_expr(s)}" for k, s in enumerate(prog["steps"])]
     else:
-        lines += [f"    v{k} = _ulp({step_expr(s)}, {ulps[k]})" for k, s in enumerate(prog["steps"])]
+        lines += [f"    v{k} = _ulp({step_expr(s)}, {ulps[k]!r})" for k, s in enumerate(prog["steps"])]
     lines.append(f"    return ({', '.join(prog['outputs'])},)")
     return "\n".join(lines) + "\n"
 
@@ -744,11 +745,15 @@ def program_source(prog: dict, name: str = "prog", ulps: list[int] | None = None
 _SOURCES = [0]
 
 
-def _ulp(t: Any, sign: int) -> Any:
-    """A floating tensor moved by about one ulp (a relative eps), ``sign`` giving the direction."""
+def _ulp(t: Any, ulps: float) -> Any:
+    """A floating tensor moved by ``ulps`` ulps of its compute type (relative eps each; the sign
+    gives the direction). A float number (a float64 run's step, _first_order_bounds) gives the
+    relative move itself."""
     if not isinstance(t, torch.Tensor) or not t.dtype.is_floating_point:
         return t
-    return t * (1 + sign * torch.finfo(compute_dtype(t.dtype)).eps)
+    if isinstance(ulps, float):
+        return t * (1 + ulps)
+    return t * (1 + ulps * torch.finfo(compute_dtype(t.dtype)).eps)
 
 
 def program_function(prog: dict, ulps: list[int] | None = None) -> Callable:
@@ -1321,9 +1326,19 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
     everything = set(env) if env else {f"v{k}" for k in range(len(steps))}
     per_output = [budget(everything if gradient else ancestors(o)) for o in prog["outputs"]]
 
+    bounds: list | None = None
+
     def tol(i: int, c: torch.Tensor) -> tuple[Any, float]:
+        nonlocal bounds
         if not c.dtype.is_floating_point:
             return 0.0, 0.0
+        if not gradient and env is not None and i < len(prog["outputs"]):
+            if bounds is None:
+                bounds = _first_order_bounds(prog, env)
+            if bounds[i] is not None and bounds[i].shape == c.shape:
+                # Each side is within the bound of the exact result, so within twice it of the other;
+                # both round the result to its dtype.
+                return 2 * bounds[i], 2 * _eps(c.dtype)
         ulps, halves, scale, eps = per_output[min(i, len(per_output) - 1)]
         factor = 2.0 if gradient else 1.0
         # The precision of the narrowest float on the way (a float32 chain's gradient into a float64 input).
@@ -1334,6 +1349,69 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
         return rtol * scale, rtol
 
     return tol
+
+
+POINTWISE_KINDS = frozenset({"unary", "binary", "ternary", "view", "copy"})
+
+
+def _first_order_bounds(prog: dict, env: dict[str, Any]) -> list[torch.Tensor | None]:
+    """Per output, where every step it depends on is pointwise, a view or a copy (each element of a
+    result then comes from one element of each operand), a per-element bound on the error of a
+    float32 run: the sum over those steps of how far the output moves, in a float64 run, when that
+    step's result alone is moved by the step's error budget (its ulps, one more for rounding, and a
+    half-precision rounding for a float16/bfloat16 result). To first order this is the error the
+    steps' roundings can cause at that element, a cancellation included ((x + 3e38) - 3e38 moves by
+    3e38 ulps there and by nothing elsewhere); a discontinuity near a value (floor, a comparison)
+    shows as a large move, which allows either side. None for other outputs (and for programs with
+    a composite function, whose budget is absolute): they keep the chain's scale (chain_tolerance)."""
+    steps = prog["steps"]
+    runner = Runner()
+    fn = program_function(prog, [0.0] * len(steps))
+    base = runner.whole(prog, fn, "cpu", upcast=True)
+    if base.values is None:
+        return [None] * len(prog["outputs"])
+    moves = []
+    for k, step in enumerate(steps):
+        v = env.get(f"v{k}")
+        if not isinstance(v, torch.Tensor) or not v.dtype.is_floating_point:
+            moves.append(None)
+            continue
+        first = env.get(step["args"][0]) if isinstance(step["args"][0], str) else None
+        ulps = step_ulps(OPS[step["op"]], step, first, v) + 1
+        half = _eps(v.dtype) if v.dtype in HALF else 0.0
+        delta = [0.0] * len(steps)
+        delta[k] = ulps * _eps(compute_dtype(v.dtype)) + half
+        moved = runner.whole(prog, program_function(prog, delta), "cpu", upcast=True)
+        if moved.values is None:
+            return [None] * len(prog["outputs"])
+        moves.append(moved.values)
+    bounds: list[torch.Tensor | None] = []
+    for i, out in enumerate(prog["outputs"]):
+        reach = _ancestor_steps(steps, out)
+        # Composite functions' budgets are absolute (chain_tolerance), which a relative move misses.
+        ops = [OPS[steps[k]["op"]] for k in reach]
+        pointwise = all(op.kind in POINTWISE_KINDS and op.accuracy != "composite" for op in ops)
+        moved = [moves[k][i] for k in reach if moves[k] is not None]
+        exact = base.values[i]
+        if not pointwise or not exact.is_floating_point() or any(m.shape != exact.shape for m in moved):
+            bounds.append(None)
+            continue
+        total = torch.zeros(exact.shape, dtype=torch.float64)
+        for m in moved:
+            a, b = m.double(), exact.double()
+            total += torch.where(a == b, 0.0, (a - b).abs()).nan_to_num(nan=math.inf)
+        bounds.append(total)
+    return bounds
+
+
+def _ancestor_steps(steps: list[dict], ref: str) -> set[int]:
+    seen, todo = set(), [ref]
+    while todo:
+        r = todo.pop()
+        if r.startswith("v") and int(r[1:]) not in seen:
+            seen.add(int(r[1:]))
+            todo.extend(a for a in steps[int(r[1:])]["args"] if isinstance(a, str))
+    return seen
 
 
 # --------------------------------------------------------------------------------------------
