@@ -1293,7 +1293,8 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
     finite element of the CPU's gradient itself (at least 1, the output gradients' scale). Each
     term of a gradient is an output gradient times local derivatives, so its magnitude shows in
     the gradient; the forward values do not bound it, and an input holding 3.4e38 made the
-    tolerance of every gradient element of the program 1e32 or so."""
+    tolerance of every gradient element of the program 1e32 or so. Exponentials of differences
+    (softmax's and logsumexp's backward) scale it by their arguments' magnitude."""
     steps = prog["steps"]
 
     def ancestors(ref: str) -> set[str]:
@@ -1325,6 +1326,14 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
 
     everything = set(env) if env else {f"v{k}" for k in range(len(steps))}
     per_output = [budget(everything if gradient else ancestors(o)) for o in prog["outputs"]]
+    # The backward of softmax, log_softmax, logsumexp and logcumsumexp takes exp(x - result): float32
+    # gets that difference within eps |x|, so the gradient is as far off relatively, times |x|.
+    exp_conditioning = 1.0
+    for step in steps if gradient and env else []:
+        first = env.get(step["args"][0]) if isinstance(step["args"][0], str) else None
+        if OPS[step["op"]].accuracy in ("softmax", "logsumexp") and isinstance(first, torch.Tensor) and first.numel():
+            finite = first.detach().double().abs().nan_to_num(nan=0.0, posinf=0.0)
+            exp_conditioning = max(exp_conditioning, 1.0 + float(finite.max()))
 
     bounds: list | None = None
 
@@ -1345,7 +1354,7 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
         rtol = factor * (ulps * max(eps, _eps(compute_dtype(c.dtype))) + halves)
         if gradient:
             finite = c.detach().double().abs().nan_to_num(nan=0.0, posinf=0.0)
-            scale = max(1.0, float(finite.max())) if c.numel() else 1.0
+            scale = (max(1.0, float(finite.max())) if c.numel() else 1.0) * exp_conditioning
         return rtol * scale, rtol
 
     return tol
