@@ -756,7 +756,7 @@ def _ulp(t: Any, ulps: float) -> Any:
     return t * (1 + ulps * torch.finfo(compute_dtype(t.dtype)).eps)
 
 
-def program_function(prog: dict, ulps: list[int] | None = None) -> Callable:
+def program_function(prog: dict, ulps: list[float] | None = None) -> Callable:
     """The program as a function with a code object of its own (Dynamo caches per code object, and runs
     a frame eagerly past its recompile limit), its source registered for tracebacks."""
     _SOURCES[0] += 1
@@ -1297,17 +1297,6 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
     (softmax's and logsumexp's backward) scale it by their arguments' magnitude."""
     steps = prog["steps"]
 
-    def ancestors(ref: str) -> set[str]:
-        seen, todo = set(), [ref]
-        while todo:
-            r = todo.pop()
-            if r in seen:
-                continue
-            seen.add(r)
-            if r.startswith("v"):
-                todo.extend(a for a in steps[int(r[1:])]["args"] if isinstance(a, str))
-        return seen
-
     def budget(refs: set[str]) -> tuple[float, float, float, float]:
         ulps, halves, scale, eps = 0.0, 0.0, 1.0, 0.0
         for r in refs:
@@ -1325,7 +1314,7 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
         return ulps, halves, scale, eps
 
     everything = set(env) if env else {f"v{k}" for k in range(len(steps))}
-    per_output = [budget(everything if gradient else ancestors(o)) for o in prog["outputs"]]
+    per_output = [budget(everything if gradient else _ancestors(steps, o)) for o in prog["outputs"]]
     # The backward of softmax, log_softmax, logsumexp and logcumsumexp takes exp(x - result): float32
     # gets that difference within eps |x|, so the gradient is as far off relatively, times |x|.
     exp_conditioning = 1.0
@@ -1396,7 +1385,7 @@ def _first_order_bounds(prog: dict, env: dict[str, Any]) -> list[torch.Tensor | 
         moves.append(moved.values)
     bounds: list[torch.Tensor | None] = []
     for i, out in enumerate(prog["outputs"]):
-        reach = _ancestor_steps(steps, out)
+        reach = [int(r[1:]) for r in _ancestors(steps, out) if r.startswith("v")]
         # Composite functions' budgets are absolute (chain_tolerance), which a relative move misses.
         ops = [OPS[steps[k]["op"]] for k in reach]
         pointwise = all(op.kind in POINTWISE_KINDS and op.accuracy != "composite" for op in ops)
@@ -1413,12 +1402,15 @@ def _first_order_bounds(prog: dict, env: dict[str, Any]) -> list[torch.Tensor | 
     return bounds
 
 
-def _ancestor_steps(steps: list[dict], ref: str) -> set[int]:
+def _ancestors(steps: list[dict], ref: str) -> set[str]:
+    """``ref`` and every input (``x``) and step result (``v``) it is computed from."""
     seen, todo = set(), [ref]
     while todo:
         r = todo.pop()
-        if r.startswith("v") and int(r[1:]) not in seen:
-            seen.add(int(r[1:]))
+        if r in seen:
+            continue
+        seen.add(r)
+        if r.startswith("v"):
             todo.extend(a for a in steps[int(r[1:])]["args"] if isinstance(a, str))
     return seen
 
