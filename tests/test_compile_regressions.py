@@ -14,6 +14,7 @@ import pytest
 import sympy
 import torch
 import torch.nn.functional as F
+from torch._inductor.utils import run_and_get_code
 
 from torch_axon.inductor import register
 
@@ -161,3 +162,34 @@ def test_average_pooling_gradient_in_ceil_mode_divides_as_its_forward(name):
     torch.compile(fn)(on_axon, weight.to("axon")).backward()
     torch.testing.assert_close(on_axon.grad.cpu(), cpu.grad)
     assert torch.axon.fallback_ops(reset=True) == {}
+
+
+SPECIAL_PROGRAMS = {
+    # float64 alone: the kernel includes special.cl in double, as the eager float64 kernels
+    "float64": lambda x, y: torch.lgamma(x) + torch.digamma(x) * torch.special.i0e(x) + torch.special.erfinv(x / 31),
+    # float64 and float32 special functions fused in one kernel (both read x): both computed in double
+    "float64-and-float32": lambda x, y: (
+        torch.special.ndtri(x.sigmoid()),
+        torch.special.erfcx(x.float()) * torch.lgamma(y),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", SPECIAL_PROGRAMS)
+def test_float64_special_functions_compile_and_match(name):
+    """Compiled float64 special functions were refused ("compiled kernels compute special
+    functions in float32 only so far"), where CPU Inductor compiles them. They compute in double
+    now, as the eager float64 kernels do, and agree with eager CPU; no op runs on the CPU."""
+    x = torch.linspace(-4.5, 30, 257, dtype=torch.float64)
+    y = torch.linspace(0.1, 9, 257, dtype=torch.float32)
+    fn = SPECIAL_PROGRAMS[name]
+    expected = fn(x, y)
+    torch._dynamo.reset()
+    torch.axon.fallback_ops(reset=True)
+    got, (source,) = run_and_get_code(torch.compile(fn), x.to("axon"), y.to("axon"))
+    assert torch.axon.fallback_ops(reset=True) == {}
+    # one kernel, with special.cl's float64 instance
+    assert source.count("__kernel void") == 1 and "typedef double CT" in source, source
+    for g, e in zip(*(r if isinstance(r, tuple) else (r,) for r in (got, expected)), strict=True):
+        assert g.dtype == e.dtype
+        torch.testing.assert_close(g.cpu(), e, equal_nan=True)

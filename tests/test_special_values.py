@@ -177,11 +177,10 @@ KNOWN_DIFFERENCES: dict[tuple[str, torch.dtype | None, str | None], str] = {
         for dt in (torch.float32, torch.float64, torch.bfloat16)
     },
     **{
-        (f"special.{kind}_polynomial_{letter}", dt, mode): _POLYNOMIAL_OF_NAN
+        (f"special.{kind}_polynomial_{letter}", dt, None): _POLYNOMIAL_OF_NAN
         for kind, letter in [("chebyshev", "u"), ("chebyshev", "w"), ("laguerre", "l"), ("legendre", "p")]
         + [("shifted_chebyshev", letter) for letter in "tuw"]
-        # Compiled float64 special functions raise (a finding of their own).
-        for dt, mode in [(torch.float32, None), (torch.float64, "eager")]
+        for dt in (torch.float32, torch.float64)
     },
     ("special.chebyshev_polynomial_w", torch.float32, None): (
         f"{_POLYNOMIAL_OF_NAN}; and W_1000(1 - 2^-23) is 1922.35 (mpmath), axon 1922.35, the CPU 2001"
@@ -202,12 +201,10 @@ KNOWN_DIFFERENCES: dict[tuple[str, torch.dtype | None, str | None], str] = {
         + [("y0", (torch.int32,)), ("y1", (torch.int16, torch.int32))]
         for dt in dtypes
     },
-    ("special.bessel_j0", torch.float64, "eager"): "J0(-3): the CPU is 5.5e-12 off (mpmath), axon exact",
-    ("special.bessel_j1", torch.float64, "eager"): "J1(-3): the CPU is 2.4e-12 off (mpmath), axon exact",
-    ("special.modified_bessel_k0", torch.float64, "eager"): (
-        "K0(5e-324) is 744.556 (mpmath): axon 744.556, the CPU inf"
-    ),
-    ("special.scaled_modified_bessel_k0", torch.float64, "eager"): (
+    ("special.bessel_j0", torch.float64, None): "J0(-3): the CPU is 5.5e-12 off (mpmath), axon exact",
+    ("special.bessel_j1", torch.float64, None): "J1(-3): the CPU is 2.4e-12 off (mpmath), axon exact",
+    ("special.modified_bessel_k0", torch.float64, None): ("K0(5e-324) is 744.556 (mpmath): axon 744.556, the CPU inf"),
+    ("special.scaled_modified_bessel_k0", torch.float64, None): (
         "K0(5e-324) e^x is 744.556 (mpmath): axon 744.556, the CPU inf"
     ),
     ("special.scaled_modified_bessel_k0", torch.float32, None): (
@@ -236,8 +233,6 @@ _INTS = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 _I_OVERFLOW = "special.cl's I0 / I1 form e^x before scaling: +-max gives NaN, float64 +-709.78 inf (CPU 2.69e306)"
 _SPECIAL_EDGES = "an edge of Axon's special.cl at the ends of the range (docs/op-coverage.md, Special values)"
 _DECOMPOSED = "upstream Inductor's decomposition; PyTorch's CPU Inductor gives the same result"
-# Compiled float64 special functions are refused with this message (overrides.py), a documented limit.
-_SPECIAL64_REFUSAL = "compute special functions in float32 only so far"
 OPEN_DIFFERENCES: dict[tuple[str, torch.dtype | None, str | None], str] = {
     **{
         (op, None, None): _I_OVERFLOW
@@ -545,7 +540,7 @@ def test_special_values_match_cpu(dtype, mode, arity):
         results = _compile_batch(batch)
     report = []
     for case, got in zip(batch, results, strict=True):
-        if _known(case.name, dtype, mode) or (isinstance(got, Exception) and _SPECIAL64_REFUSAL in str(got)):
+        if _known(case.name, dtype, mode):
             continue
         lines = [_describe(got)] if isinstance(got, Exception) else _compare(case, got)
         if lines:

@@ -172,7 +172,9 @@ class OpenCLKernel(SIMDKernel):
         self.signature = ""
         # Index variables of reduced dimensions: computed first thing in each loop step.
         self.loop_indexing = IndentedBuffer()
-        self.uses_special_functions = False  # set by OpenCLOverrides' special functions
+        # The compute types (float32, float64) of the special functions this kernel calls: set
+        # by OpenCLOverrides, it decides which instance of kernels/special.cl the kernel includes.
+        self.special_compute_types: set[torch.dtype] = set()
         self.helper_functions: dict[str, str] = {}  # user kernels' functions it calls, by name
         self.lanes = reduction_lanes(device)
         self.lane_merges = IndentedBuffer()  # after the current loop: its lanes merged
@@ -575,8 +577,8 @@ class OpenCLKernel(SIMDKernel):
         self.signature += "l" * (len(self.args.sizevars) + len(self._dynamic_numels()))
         code = IndentedBuffer()
         code.splice(prelude())
-        if self.uses_special_functions:
-            code.splice(special_functions())
+        if self.special_compute_types:
+            code.splice(special_functions(max(self.special_compute_types, key=lambda t: t.itemsize)))
         for definition in self.helper_functions.values():
             code.splice(definition)
         code.writeline(f"__kernel void {KERNEL_NAME}({', '.join(params) or 'void'}) {{")

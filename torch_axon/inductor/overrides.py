@@ -231,16 +231,15 @@ _OPERANDS = {"polygamma": lambda n, x: ((x,), n)}
 def _table_op(row: PointwiseRow, inductor_name: str):
     """Inductor's op `inductor_name` as a call of the row's math: operands in their promoted
     compute type (integers in float where the row has no integer definition); special
-    functions in float, as their eager kernels for float32 compute them."""
+    functions in double for float64 and in float otherwise, as their eager kernels compute them."""
 
     def fn(*args) -> str:
         operands, alpha = _OPERANDS.get(inductor_name, lambda *a: (a, 0))(*args)
         dtype = _promoted(*operands)
         if row.family == "special":
-            if dtype == torch.float64:
-                raise NotImplementedError("axon: compiled kernels compute special functions in float32 only so far")
-            V.kernel.uses_special_functions = True
-            dtype = torch.float32
+            if dtype != torch.float64:
+                dtype = torch.float32
+            V.kernel.special_compute_types.add(dtype)
         elif not dtype.is_floating_point and row.forms["INT"] == "NONE":
             dtype = torch.float32
         ctype = compute_type(dtype)

@@ -6,6 +6,8 @@ calls its macros by the pointwise table)."""
 import functools
 import re
 
+import torch
+
 
 def _without_comments(source: str) -> str:
     return re.sub(r"/\*.*?\*/\n?", "", source, flags=re.S)
@@ -20,13 +22,21 @@ def prelude() -> str:
     return _without_comments(PRELUDE + "\n" + _C._kernel_file("pointwise_math"))
 
 
+# The types special.cl is instantiated in for compiled kernels.
+SPECIAL_COMPUTE_TYPES = (torch.float32, torch.float64)
+
+
 @functools.cache
-def special_functions() -> str:
-    """The special functions' math (kernels/special.cl, the eager kernels' own), in float: only
-    the kernels that call a special function include it (it is long)."""
+def special_functions(compute_type: torch.dtype) -> str:
+    """The special functions' math (kernels/special.cl, the eager kernels' own) in `compute_type`
+    (float32 or float64), as the eager kernels of that dtype compute it: only the kernels that
+    call a special function include it (it is long). special.cl is written in one type CT, so a
+    kernel holds one instance: where it calls float64 ones, its float32 calls are computed in
+    double as well and rounded to float (Inductor rarely fuses the two in one kernel)."""
     from .. import _C
 
-    return _without_comments("typedef float CT;\n#define IS_FLOAT 1\n" + _C._kernel_file("special"))
+    ctype = "double" if compute_type == torch.float64 else "float"
+    return _without_comments(f"typedef {ctype} CT;\n#define IS_FLOAT 1\n" + _C._kernel_file("special"))
 
 
 PRELUDE = r"""

@@ -23,7 +23,7 @@ from collections.abc import Callable
 import torch
 
 from .. import _C
-from .prelude import prelude, special_functions
+from .prelude import SPECIAL_COMPUTE_TYPES, prelude, special_functions
 
 # Past this many kernels one program's build gains nothing more (its fixed cost is spread thin)
 # and a failed build, which sends each kernel to build alone, costs more.
@@ -83,16 +83,20 @@ class AxonKernel:
         self._launches: dict[tuple, Callable[[list], None]] = {}
         _unbuilt.setdefault(device, []).append(weakref.ref(self))
 
-    def _shared_parts(self) -> tuple[bool, str] | None:
-        """(whether it includes the special functions, its source past the prelude) when its
-        source is the prelude, maybe the special functions, then the kernel and nothing else;
-        else None (helper functions of its own could clash with another kernel's)."""
+    def _shared_parts(self) -> tuple[torch.dtype | None, str] | None:
+        """(the compute type of the special functions it includes, or None, its source past
+        the prelude) when its source is the prelude, maybe the special functions, then the
+        kernel and nothing else; else None (helper functions of its own could clash with another
+        kernel's)."""
         rest = _past(self.source, prelude())
         if rest is None:
             return None
-        past_special = _past(rest, special_functions())
-        special = past_special is not None
-        rest = past_special if special else rest
+        special = None
+        for compute_type in SPECIAL_COMPUTE_TYPES:
+            past_special = _past(rest, special_functions(compute_type))
+            if past_special is not None:
+                special, rest = compute_type, past_special
+                break
         return (special, rest) if rest.startswith("__kernel void ") else None
 
     def _build(self) -> int:
@@ -152,24 +156,24 @@ def _past(source: str, part: str) -> str | None:
 
 
 def _build_together(device: int) -> None:
-    """Builds the device's unbuilt kernels in programs of up to BATCH_KERNELS, grouped by whether
-    they include the special functions, each name once per program. Those left without a program
+    """Builds the device's unbuilt kernels in programs of up to BATCH_KERNELS, grouped by which
+    instance of the special functions they include (if any), each name once per program. Those left without a program
     (alone in their group, or in a group whose build failed) build alone when launched."""
     waiting = [k for k in (ref() for ref in _unbuilt.pop(device, [])) if k is not None and k._program is None]
-    groups: dict[bool, list[list[tuple[AxonKernel, str]]]] = {False: [], True: []}
+    groups: dict[torch.dtype | None, list[list[tuple[AxonKernel, str]]]] = {}
     for kernel in waiting:
         parts = kernel._shared_parts()
         if parts is None:
             continue
         special, body = parts
-        batches = groups[special]
+        batches = groups.setdefault(special, [])
         batch = next((b for b in batches if len(b) < BATCH_KERNELS and all(k.name != kernel.name for k, _ in b)), None)
         if batch is None:
             batch = []
             batches.append(batch)
         batch.append((kernel, body))
     for special, batches in groups.items():
-        head = prelude() + "\n" + (special_functions() + "\n" if special else "")
+        head = prelude() + "\n" + (special_functions(special) + "\n" if special else "")
         for batch in batches:
             if len(batch) < 2:
                 continue

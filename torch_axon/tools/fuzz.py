@@ -1849,14 +1849,6 @@ KNOWN: list[Known] = [
         confirm=_sum_order_overflow,
     ),
     Known(
-        "documented (docs/op-coverage.md): compiled kernels compute special functions in float32 only, and "
-        "refuse float64 ones with this message",
-        "one-sided-error",
-        frozenset(OPS),
-        modes=COMPILED_MODES,
-        text="compute special functions in float32 only",
-    ),
-    Known(
         "a Python number beyond the tensor's dtype (torch.where(c, uint8, 2**31 - 1), pow(int32, 2**40)): "
         "PyTorch's CPU kernels check it (c10::checked_convert) and raise; PyTorch's shared code (the meta "
         "kernels) accepts it and so does axon, which converts it as C does",
