@@ -261,7 +261,6 @@ OPEN_DIFFERENCES: dict[tuple[str, torch.dtype | None, str | None], str] = {
         for dt in _FLOATS
     },
     **{("nextafter", dt, "compiled"): _DECOMPOSED for dt in (torch.float16, torch.bfloat16)},
-    **{("frexp", dt, "compiled"): "compiled frexp (two outputs) is not generated for axon yet" for dt in _FLOATS},
     **{
         (
             op,

@@ -156,6 +156,22 @@ class OpenCLOverrides(OpOverrides):
         return f"(({a}) ? ({b_str}) : ({c_str}))"
 
     @staticmethod
+    def frexp(x) -> tuple:
+        """(mantissa, exponent) of `x` from OpenCL's frexp, as the eager kernel ew_frexp computes
+        them (the exponent an int32). Both results are declared once per value: Inductor asks for
+        each of the two by its own call."""
+        keys = (f"frexp({x})[0]", f"frexp({x})[1]")
+        known = [V.kernel.cse.try_get(key) for key in keys]
+        if all(var is not None for var in known):
+            return tuple(known)
+        ctype = compute_type(x.dtype)
+        mantissa, exponent = V.kernel.cse.newvar(dtype=x.dtype), V.kernel.cse.newvar(dtype=torch.int32)
+        V.kernel.compute.writelines([f"int {exponent};", f"{ctype} {mantissa} = frexp(({ctype})({x}), &{exponent});"])
+        for key, var in zip(keys, (mantissa, exponent), strict=True):
+            V.kernel.cse.put(key, var)
+        return mantissa, exponent
+
+    @staticmethod
     def inline_asm_elementwise(
         *inputs, asm, constraints=None, dtype=torch.float32, is_pure=True, pack=1, input_dtypes=None
     ):
