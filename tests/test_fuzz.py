@@ -13,6 +13,7 @@ a way KNOWN documents.
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -73,11 +74,14 @@ def test_a_long_run_goes_on_in_fresh_children(tmp_path):
     assert not [f for f in state["findings"] if f["kind"] in ("crash", "hang")], state["findings"]
 
 
-def _program(values: list[float], *steps: tuple[str, list]) -> dict:
-    """A one-input float32 program with explicit values, its steps given as (op, args)."""
-    spec = {"dtype": "float32", "size": [len(values)], "stride": [1], "offset": 0, "storage": len(values)}
+def _program(values: list[float], *steps: tuple, size: list[int] | None = None) -> dict:
+    """A one-input float32 program with explicit values (contiguous, of ``size``), its steps given
+    as (op, args) or (op, args, params)."""
+    size = size or [len(values)]
+    stride = [math.prod(size[i + 1 :]) for i in range(len(size))]
+    spec = {"dtype": "float32", "size": size, "stride": stride, "offset": 0, "storage": len(values)}
     prog = {"seed": None, "inputs": [{**spec, "layout": "contiguous", "values": values}], "grad": False}
-    prog["steps"] = [{"op": op, "args": args, "params": {}} for op, args in steps]
+    prog["steps"] = [{"op": s[0], "args": s[1], "params": s[2] if len(s) > 2 else {}} for s in steps]
     prog["outputs"] = [f"v{len(steps) - 1}"]
     return prog
 
@@ -102,3 +106,22 @@ def test_a_pointwise_chain_is_judged_element_by_element():
     assert _judged(scaled, 1, 1e-3) is not None
     cancelled = _program([1.0, 0.1], ("add", ["x0", 3e38]), ("sub", ["v0", 3e38]))
     assert _judged(cancelled, 0, 1.0) is None  # float32 gives 0 where the exact result is 1
+
+
+def test_a_chain_through_a_reduction_is_judged_element_by_element():
+    """Through a sum, a cumulative sum, an average pooling or a maximum, the bounds are carried step
+    by step: a row holding 3e38 no longer lets an error of 1e-3 pass in another row's sum (the
+    chain's scale allowed 1e31), while a row whose terms cancel (1e30 - 1e30 + 1: float32 may give
+    0 or 1 by order) still allows it."""
+    rows = [3e38, 1.0, 0.25, 0.125, 0.1, 0.2, 0.3, 0.4]
+    for reduce, error_at in (  # the second row's (first) result
+        (("sum", ["v0"], {"rest": ", dim=1"}), (1,)),
+        (("cumsum", ["v0"], {"dim": 1}), (1, 0)),
+        (("avg_pool1d", ["v0"], {"k": [2], "s": [2], "p": [0], "c": False, "i": True, "n": 2}), (1, 0)),
+        (("amax", ["v0"], {"rest": ", dim=1"}), (1,)),
+    ):
+        prog = _program(rows, ("mul", ["x0", 0.5]), reduce, size=[2, 4])
+        assert _judged(prog, error_at, 0.0) is None, reduce[0]
+        assert _judged(prog, error_at, 1e-3) is not None, reduce[0]
+    cancelling = _program([1e30, -1e30, 1.0, 0.0], ("mul", ["x0", 1.0]), ("sum", ["v0"], {"rest": ""}), size=[4])
+    assert _judged(cancelling, (), -1.0) is None

@@ -1332,7 +1332,12 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
             return 0.0, 0.0
         if not gradient and env is not None and i < len(prog["outputs"]):
             if bounds is None:
-                bounds = _first_order_bounds(prog, env)
+                # Pointwise chains moved whole (correlated operands cancel there), else carried step by step.
+                with float64_default():
+                    env64 = Runner().values(prog, "cpu", upcast=True)
+                carried = _propagated_bounds(prog, env, env64)
+                whole = _first_order_bounds(prog, env)
+                bounds = [w if w is not None else p for w, p in zip(whole, carried, strict=True)]
             if bounds[i] is not None and bounds[i].shape == c.shape:
                 # Each side is within the bound of the exact result, so within twice it of the other;
                 # both round the result to its dtype.
@@ -1400,6 +1405,107 @@ def _first_order_bounds(prog: dict, env: dict[str, Any]) -> list[torch.Tensor | 
             total += torch.where(a == b, 0.0, (a - b).abs()).nan_to_num(nan=math.inf)
         bounds.append(total)
     return bounds
+
+
+# Ops whose result at an element is a sum of operand elements with weights >= 0 (the same op of
+# the operands' error bounds bounds the error it carries) and ops whose result is one of its operand's
+# elements (its error is at most the window's largest bound: amax of the bounds; amin's is -amin(-E)).
+_LINEAR_POSITIVE = frozenset({"sum", "nansum", "mean", "cumsum", "avg_pool1d", "avg_pool2d", "avg_pool3d"})
+_SELECTING = frozenset({"amax", "max_values", "max_all", "cummax", "max_pool1d", "max_pool2d"})
+_SELECTING_MIN = frozenset({"amin"})
+
+
+def _moved(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """|a - b| elementwise in float64: 0 where equal (infinities of one sign, NaN and NaN), inf where
+    one is NaN."""
+    a, b = a.double(), b.double()
+    return torch.where((a == b) | (a.isnan() & b.isnan()), 0.0, (a - b).abs()).nan_to_num(nan=math.inf)
+
+
+def _own_error(op: Op, step: dict, first: Any, real: torch.Tensor, exact: torch.Tensor, operand: Any) -> torch.Tensor:
+    """How far one side's result of the step may lie from the step's exact result on the same
+    operands, per element: its error budget (``tolerance``'s terms) plus one ulp of rounding and,
+    for a float16/bfloat16 result, a half-precision rounding."""
+    budget = (step_ulps(op, step, first, real) + 1) * _eps(compute_dtype(real.dtype))
+    half = _eps(real.dtype) if real.dtype in HALF else 0.0
+    size = exact.double().abs().nan_to_num(nan=0.0, posinf=0.0)
+    own = (budget + half) * size + torch.finfo(real.dtype).tiny
+    if op.accuracy == "composite":
+        own = own + budget
+    elif op.mag is not None:
+        params = {k: _render(v) for k, v in step["params"].items()}
+        mag, exc = _call(op.mag.format("x", **params), {"x": operand})
+        if exc is None:
+            own = own + budget * mag.double().abs().nan_to_num(nan=0.0)
+    return own
+
+
+def _propagated_bounds(prog: dict, env: dict[str, Any], env64: dict[str, Any] | None) -> list[torch.Tensor | None]:
+    """Per output, a per-element bound on the error of a run in the program's dtypes, carried step by
+    step through the float64 run: each step's result is off by its own error (``_own_error``) plus
+    what its operands' errors cause. A pointwise step carries each operand's bound by moving that
+    operand by it, both ways, and taking the larger move (nonlinear and discontinuous ops included:
+    a floor near an integer shows the jump); views and copies carry the bounds as they carry values;
+    sums, means, cumulative sums and average pooling add the bounds as they add values; maxima take
+    the window's largest bound. None where a step is none of these (products, variances, norms,
+    softmax, logsumexp) or an integer or bool result could change: chain_tolerance's scale then.
+    Unlike _first_order_bounds this covers reductions, where moving all of a step's elements one way
+    can cancel in a sum (x - y summed moves by nothing when both move alike)."""
+    steps = prog["steps"]
+    if env64 is None:
+        return [None] * len(prog["outputs"])
+    bound: dict[str, torch.Tensor | None] = {}
+    for name, value in env64.items():
+        if name.startswith("x") and isinstance(value, torch.Tensor):
+            bound[name] = torch.zeros(value.shape, dtype=torch.float64)
+    for k, step in enumerate(steps):
+        bound[f"v{k}"] = _step_bound(step, env, env64, bound, f"v{k}")
+    return [bound.get(out) for out in prog["outputs"]]
+
+
+def _step_bound(step: dict, env: dict, env64: dict, bound: dict, name: str) -> torch.Tensor | None:
+    op = OPS[step["op"]]
+    real, exact = env.get(name), env64.get(name)
+    if not isinstance(real, torch.Tensor) or not isinstance(exact, torch.Tensor):
+        return None
+    refs = [a for a in step["args"] if isinstance(a, str)]
+    if any(bound.get(r) is None for r in refs):
+        return None
+    code = step_expr(step)
+    with _quiet(), float64_default():
+        if (
+            op.name in _LINEAR_POSITIVE
+            or op.name in _SELECTING
+            or op.kind == "view"
+            or (op.kind == "copy" and op.name != "to")
+        ):
+            carried, exc = _call(code, {**env64, **{r: bound[r] for r in refs}})
+        elif op.name in _SELECTING_MIN:
+            carried, exc = _call(code, {**env64, **{r: -bound[r] for r in refs}})
+            carried = None if exc else -carried
+        elif op.kind in ("unary", "binary", "ternary") or op.name == "to":
+            carried, exc = torch.zeros(exact.shape, dtype=torch.float64), None
+            for r in refs:
+                if not bound[r].any():
+                    continue
+                largest = torch.zeros(exact.shape, dtype=torch.float64)
+                for sign in (1, -1):
+                    moved, exc = _call(code, {**env64, r: env64[r] + sign * bound[r]})
+                    if exc or not isinstance(moved, torch.Tensor) or moved.shape != exact.shape:
+                        return None
+                    largest = torch.maximum(largest, _moved(moved, exact))
+                carried = carried + largest
+        else:
+            return None
+        if exc or not isinstance(carried, torch.Tensor) or carried.shape != exact.shape:
+            return None
+    # A window over padding alone takes the maximum of nothing (-inf): no error carried there.
+    carried = carried.double().nan_to_num(nan=math.inf).clamp(min=0.0)
+    if not real.dtype.is_floating_point:
+        return carried if not carried.any() else None
+    first = env.get(refs[0]) if refs else None
+    operand = env64.get(refs[0]) if refs else None
+    return carried + _own_error(op, step, first, real, exact, operand)
 
 
 def _ancestors(steps: list[dict], ref: str) -> set[str]:
