@@ -1019,11 +1019,18 @@ def tolerance(op: Op, step: dict, out: torch.Tensor, inputs64: Callable[[], list
         return budget, budget + half
     if op.mag is None:
         return torch.finfo(dtype).tiny, budget + half
-    params = {k: _render(v) for k, v in step["params"].items()}
-    mag, exc = _call(op.mag.format("x", **params), {"x": xs[0]})
-    if exc:  # an empty reduction: nothing to scale with
+    mag = _magnitude(op, step, xs[0])
+    if mag is None:  # an empty reduction: nothing to scale with
         return torch.finfo(dtype).tiny, budget + half
-    return budget * mag.double().abs().nan_to_num(nan=0.0), budget + half
+    return budget * mag, budget + half
+
+
+def _magnitude(op: Op, step: dict, x: Any) -> torch.Tensor | None:
+    """The magnitude a reduction's rounding error scales with (``Op.mag`` of operand ``x``), in
+    float64, or None where it has none (an empty reduction)."""
+    params = {k: _render(v) for k, v in step["params"].items()}
+    mag, exc = _call(op.mag.format("x", **params), {"x": x})
+    return None if exc else mag.double().abs().nan_to_num(nan=0.0)
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, atol: Any, rtol: float) -> torch.Tensor:
@@ -1333,11 +1340,12 @@ def chain_tolerance(prog: dict, env: dict[str, Any] | None, gradient: bool):
         if not gradient and env is not None and i < len(prog["outputs"]):
             if bounds is None:
                 # Pointwise chains moved whole (correlated operands cancel there), else carried step by step.
-                with float64_default():
-                    env64 = Runner().values(prog, "cpu", upcast=True)
-                carried = _propagated_bounds(prog, env, env64)
-                whole = _first_order_bounds(prog, env)
-                bounds = [w if w is not None else p for w, p in zip(whole, carried, strict=True)]
+                bounds = _first_order_bounds(prog, env)
+                if any(b is None for b in bounds):
+                    with float64_default():
+                        env64 = Runner().values(prog, "cpu", upcast=True)
+                    carried = _propagated_bounds(prog, env, env64)
+                    bounds = [w if w is not None else p for w, p in zip(bounds, carried, strict=True)]
             if bounds[i] is not None and bounds[i].shape == c.shape:
                 # Each side is within the bound of the exact result, so within twice it of the other;
                 # both round the result to its dtype.
@@ -1432,11 +1440,8 @@ def _own_error(op: Op, step: dict, first: Any, real: torch.Tensor, exact: torch.
     own = (budget + half) * size + torch.finfo(real.dtype).tiny
     if op.accuracy == "composite":
         own = own + budget
-    elif op.mag is not None:
-        params = {k: _render(v) for k, v in step["params"].items()}
-        mag, exc = _call(op.mag.format("x", **params), {"x": operand})
-        if exc is None:
-            own = own + budget * mag.double().abs().nan_to_num(nan=0.0)
+    elif op.mag is not None and (mag := _magnitude(op, step, operand)) is not None:
+        own = own + budget * mag
     return own
 
 
