@@ -193,3 +193,33 @@ def test_float64_special_functions_compile_and_match(name):
     for g, e in zip(*(r if isinstance(r, tuple) else (r,) for r in (got, expected)), strict=True):
         assert g.dtype == e.dtype
         torch.testing.assert_close(g.cpu(), e, equal_nan=True)
+
+
+@pytest.mark.parametrize("channels", [32, 192])
+def test_outlook_fold_after_a_permute_compiles_and_matches(channels):
+    """timm's VOLO ends its outlook attention with ``F.fold`` of ``attn @ v`` permuted. PyTorch's
+    CPU Inductor miscompiles that fold (scripts/upstream/inductor_cpu_fold.py: the atomic adds
+    of its vectorized col2im go to the wrong channels and past the buffer, and glibc aborts).
+    Axon takes the same lowering, a scatter-add, with its own code generator: compiled on axon,
+    forward and gradient equal the CPU's eager ones, with no op on the CPU."""
+    batch, heads, side, k, stride, pad = 2, 2, 8, 3, 2, 1
+    cells = (side // stride) ** 2
+
+    def outlook_fold(y):
+        x = y.permute(0, 1, 4, 3, 2).reshape(batch, channels * k * k, cells)
+        return F.fold(x, output_size=(side, side), kernel_size=k, padding=pad, stride=stride).permute(0, 2, 3, 1)
+
+    g = torch.Generator().manual_seed(0)
+    y = torch.randn(batch, heads, cells, k * k, channels // heads, generator=g)
+    cpu = y.clone().requires_grad_()
+    expected = outlook_fold(cpu)
+    weight = torch.randn(expected.shape, generator=g)
+    (expected * weight).sum().backward()
+    torch._dynamo.reset()
+    torch.axon.fallback_ops(reset=True)
+    on_axon = y.to("axon").requires_grad_()
+    got = torch.compile(outlook_fold)(on_axon)
+    (got * weight.to("axon")).sum().backward()
+    assert torch.axon.fallback_ops(reset=True) == {}
+    torch.testing.assert_close(got.detach().cpu(), expected.detach())
+    torch.testing.assert_close(on_axon.grad.cpu(), cpu.grad)

@@ -109,16 +109,26 @@ def test_a_pointwise_chain_is_judged_element_by_element():
 
 
 def test_a_chain_through_a_reduction_is_judged_element_by_element():
-    """Through a sum, a cumulative sum, an average pooling or a maximum, the bounds are carried step
-    by step: a row holding 3e38 no longer lets an error of 1e-3 pass in another row's sum (the
-    chain's scale allowed 1e31), while a row whose terms cancel (1e30 - 1e30 + 1: float32 may give
-    0 or 1 by order) still allows it."""
+    """Through a sum, a cumulative sum, an average pooling, a maximum, a product, a variance, a norm,
+    softmax or logsumexp, the bounds are carried step by step: a row holding 3e38 no longer lets an
+    error of 1e-3 pass in another row's result (the chain's scale allowed 1e31), while a row whose
+    terms cancel (1e30 - 1e30 + 1: float32 may give 0 or 1 by order) still allows it."""
     rows = [3e38, 1.0, 0.25, 0.125, 0.1, 0.2, 0.3, 0.4]
     for reduce, error_at in (  # the second row's (first) result
         (("sum", ["v0"], {"rest": ", dim=1"}), (1,)),
         (("cumsum", ["v0"], {"dim": 1}), (1, 0)),
         (("avg_pool1d", ["v0"], {"k": [2], "s": [2], "p": [0], "c": False, "i": True, "n": 2}), (1, 0)),
         (("amax", ["v0"], {"rest": ", dim=1"}), (1,)),
+        (("prod", ["v0"], {"rest": ", dim=1"}), (1,)),
+        (("cumprod", ["v0"], {"dim": 1}), (1, 1)),
+        (("var", ["v0"], {"rest": ", dim=1", "c": 1}), (1,)),
+        (("std", ["v0"], {"rest": ", dim=1", "c": 0}), (1,)),
+        (("norm", ["v0"], {"rest": ", dim=1", "ord": 2}), (1,)),
+        (("norm", ["v0"], {"rest": ", dim=1", "ord": 0.5}), (1,)),
+        (("logsumexp", ["v0"], {"rest": ", dim=1"}), (1,)),
+        (("logcumsumexp", ["v0"], {"dim": 1}), (1, 1)),
+        (("softmax", ["v0"], {"dim": 1}), (1, 0)),
+        (("log_softmax", ["v0"], {"dim": 1}), (1, 0)),
     ):
         prog = _program(rows, ("mul", ["x0", 0.5]), reduce, size=[2, 4])
         assert _judged(prog, error_at, 0.0) is None, reduce[0]

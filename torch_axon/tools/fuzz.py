@@ -1423,6 +1423,70 @@ _SELECTING = frozenset({"amax", "max_values", "max_all", "cummax", "max_pool1d",
 _SELECTING_MIN = frozenset({"amin"})
 
 
+def _apply(fmt: str, step: dict, x: torch.Tensor) -> torch.Tensor:
+    """``fmt`` (an expression, ``{0}`` the operand) with the step's params, evaluated on ``x``."""
+    params = {k: _render(v) for k, v in step["params"].items()}
+    value, exc = _call(fmt.format("x", **params), {"x": x})
+    if exc is not None:
+        raise exc
+    return value
+
+
+# How a reduction or scan carries its operand's per-element error bound ``e`` (operand ``x`` and
+# exact result ``y`` in float64) to a bound on its result's move, each rigorous for any move
+# within ``e``, not only to first order:
+def _carry_monotone(op: Op, step: dict, x: torch.Tensor, e: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """logsumexp and logcumsumexp are nondecreasing in every element: the two extremes bound any move."""
+    return torch.maximum(_moved(_apply(op.fmt, step, x + e), y), _moved(_apply(op.fmt, step, x - e), y))
+
+
+def _carry_norm(op: Op, step: dict, x: torch.Tensor, e: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """A vector norm of any order (0.5 included) is nondecreasing in every element's magnitude."""
+    larger, smaller = x.abs() + e, (x.abs() - e).clamp(min=0.0)
+    return torch.maximum(_moved(_apply(op.fmt, step, larger), y), _moved(_apply(op.fmt, step, smaller), y))
+
+
+def _carry_product(op: Op, step: dict, x: torch.Tensor, e: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """prod(x + d) - prod(x), expanded, is a sum of products of |x|s and |d|s: at most
+    prod(|x| + e) - prod(|x|)."""
+    return _moved(_apply(op.fmt, step, x.abs() + e), _apply(op.fmt, step, x.abs()))
+
+
+def _window_max(step: dict, e: torch.Tensor) -> torch.Tensor:
+    return _apply("torch.amax({0}, dim={dim}, keepdim=True)", step, e)
+
+
+def _carry_softmax(op: Op, step: dict, x: torch.Tensor, e: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """softmax(x)_i = exp(x_i - lse(x)): its logarithm moves by at most e_i + max(e), the moves of
+    x_i and of logsumexp, so the result by y (exp of that - 1)."""
+    return y * torch.expm1(e + _window_max(step, e))
+
+
+def _carry_log_softmax(op: Op, step: dict, x: torch.Tensor, e: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return e + _window_max(step, e)
+
+
+def _carry_deviation(op: Op, step: dict, x: torch.Tensor, e: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """std is the 2-norm of the centred operand over sqrt(n - correction), and centring does not
+    lengthen a vector: std moves by at most sqrt(sum(e^2) / (n - c)), var = std^2 by 2 std ds + ds^2."""
+    n = x.numel() // max(y.numel(), 1) - step["params"]["c"]
+    ds = (_apply("torch.sum({0}{rest})", step, e.square()) / n).sqrt() if n > 0 else torch.full_like(y, math.inf)
+    return ds if op.name == "std" else 2 * y.sqrt() * ds + ds.square()
+
+
+_CARRY_RULES: dict[str, Callable[..., torch.Tensor]] = {
+    "logsumexp": _carry_monotone,
+    "logcumsumexp": _carry_monotone,
+    "norm": _carry_norm,
+    "prod": _carry_product,
+    "cumprod": _carry_product,
+    "softmax": _carry_softmax,
+    "log_softmax": _carry_log_softmax,
+    "var": _carry_deviation,
+    "std": _carry_deviation,
+}
+
+
 def _moved(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """|a - b| elementwise in float64: 0 where equal (infinities of one sign, NaN and NaN), inf where
     one is NaN."""
@@ -1452,8 +1516,9 @@ def _propagated_bounds(prog: dict, env: dict[str, Any], env64: dict[str, Any] | 
     operand by it, both ways, and taking the larger move (nonlinear and discontinuous ops included:
     a floor near an integer shows the jump); views and copies carry the bounds as they carry values;
     sums, means, cumulative sums and average pooling add the bounds as they add values; maxima take
-    the window's largest bound. None where a step is none of these (products, variances, norms,
-    softmax, logsumexp) or an integer or bool result could change: chain_tolerance's scale then.
+    the window's largest bound; products, variances, norms, softmax and logsumexp by the rules of
+    ``_CARRY_RULES``. None where a step is none of these or an integer or bool result could change
+    (its operands' bounds are not all zero): chain_tolerance's scale then.
     Unlike _first_order_bounds this covers reductions, where moving all of a step's elements one way
     can cancel in a sum (x - y summed moves by nothing when both move alike)."""
     steps = prog["steps"]
@@ -1478,7 +1543,15 @@ def _step_bound(step: dict, env: dict, env64: dict, bound: dict, name: str) -> t
         return None
     code = step_expr(step)
     with _quiet(), float64_default():
-        if (
+        if not any(bound[r].any() for r in refs):
+            # Exact operands (integer inputs, say): only the step's own error, whatever the op.
+            carried, exc = torch.zeros(exact.shape, dtype=torch.float64), None
+        elif op.name in _CARRY_RULES:
+            try:
+                carried, exc = _CARRY_RULES[op.name](op, step, env64[refs[0]], bound[refs[0]], exact.double()), None
+            except Exception as e:  # a time limit is a BaseException and goes on up
+                carried, exc = None, e
+        elif (
             op.name in _LINEAR_POSITIVE
             or op.name in _SELECTING
             or op.kind == "view"
