@@ -223,3 +223,34 @@ def test_outlook_fold_after_a_permute_compiles_and_matches(channels):
     assert torch.axon.fallback_ops(reset=True) == {}
     torch.testing.assert_close(got.detach().cpu(), expected.detach())
     torch.testing.assert_close(on_axon.grad.cpu(), cpu.grad)
+
+
+CLASS_TOKEN_PROGRAMS = {
+    # VOLO's class token: expanded over the batch, put before the tokens, then its own slice plus
+    # a sum over all tokens (what attention and layer norm make of it)
+    "expand": lambda token, x: (lambda t: t[:, :1] + t.sum(1, keepdim=True))(
+        torch.cat([token.expand(x.shape[0], -1, -1), x], 1)
+    ),
+    "repeat": lambda token, x: (lambda t: t[:, :1] + t.sum(1, keepdim=True))(
+        torch.cat([token.repeat(x.shape[0], 1, 1), x], 1)
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CLASS_TOKEN_PROGRAMS)
+def test_a_masked_term_of_an_unrolled_reduction_is_its_own(name):
+    """The gradient of a token expanded over a batch of 2 sums two terms, which Inductor unrolls
+    into one pointwise kernel, each term a slice's backward: a masked load of its own element.
+    Those loads were made before, outside the mask, so both masked bodies wrote no code, and the
+    code generator's cache of masked values gave the second term the first's value (timm's
+    volo_d1_224 trained with a class-token gradient 1.1 off, float64 alike). Compiled on axon,
+    the gradient now equals eager CPU's."""
+    fn = CLASS_TOKEN_PROGRAMS[name]
+    g = torch.Generator().manual_seed(0)
+    token, x = torch.randn(1, 1, 8, generator=g), torch.randn(2, 16, 8, generator=g)
+    cpu = token.clone().requires_grad_()
+    (fn(cpu, x) ** 2).sum().backward()
+    torch._dynamo.reset()
+    on_axon = token.to("axon").requires_grad_()
+    (torch.compile(fn)(on_axon, x.to("axon")) ** 2).sum().backward()
+    torch.testing.assert_close(on_axon.grad.cpu(), cpu.grad)

@@ -137,7 +137,10 @@ class OpenCLOverrides(OpOverrides):
             V.kernel.cse.name_prefix += "_m"
             result = body()
         other_str = literal(other, result.dtype) if not isinstance(other, CSEVariable) else str(other)
-        key = f"{mask}:{scoped.getvalue()}:{other_str}"
+        # The result belongs in the key: a body whose loads were all made before, outside the
+        # mask, writes no code, and two such bodies (an unrolled reduction's terms, each a
+        # slice's backward of its own element) differ only in the variable they return.
+        key = f"{mask}:{scoped.getvalue()}:{result}:{other_str}"
         var = V.kernel.cse.try_get(key)
         if not var:
             var = V.kernel.cse.newvar(dtype=result.dtype)
