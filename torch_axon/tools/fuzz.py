@@ -1028,9 +1028,11 @@ def tolerance(op: Op, step: dict, out: torch.Tensor, inputs64: Callable[[], list
 def _magnitude(op: Op, step: dict, x: Any) -> torch.Tensor | None:
     """The magnitude a reduction's rounding error scales with (``Op.mag`` of operand ``x``), in
     float64, or None where it has none (an empty reduction)."""
-    params = {k: _render(v) for k, v in step["params"].items()}
-    mag, exc = _call(op.mag.format("x", **params), {"x": x})
-    return None if exc else mag.double().abs().nan_to_num(nan=0.0)
+    try:
+        mag = _apply(op.mag, step, x)
+    except Exception:  # noqa: BLE001  (a time limit is a BaseException and goes on up)
+        return None
+    return mag.double().abs().nan_to_num(nan=0.0)
 
 
 def _close(a: torch.Tensor, b: torch.Tensor, atol: Any, rtol: float) -> torch.Tensor:
